@@ -1,0 +1,33 @@
+# Two commands do all the set-up on a fresh machine with only Python:
+#   make study   creates .venv, installs mc, runs the main job
+#   make test    creates .venv, installs mc with its test extra, runs the tests
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+N      ?= 200000
+
+.PHONY: study test install install-test clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e ".[test]"
+	touch $@ $(VENV)/.installed
+
+install: $(VENV)/.installed
+install-test: $(VENV)/.installed-test
+
+study: install
+	$(BIN)/mc presets --n $(N)
+
+test: install-test
+	$(BIN)/python -m pytest
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,47 @@
+"""Frozen dataclasses registered as JAX pytrees.
+
+Fields named in ``static`` are pytree metadata (they fix shapes and modes, and a
+change recompiles); every other field is a leaf. Unflattening bypasses
+``__init__`` so that validation in ``__post_init__`` runs only on values that
+enter from outside, never on tracers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import jax
+
+
+def pytree_dataclass(cls=None, *, static: tuple[str, ...] = ()):
+    def wrap(cls):
+        cls = dataclasses.dataclass(frozen=True, eq=False)(cls)
+        names = [f.name for f in dataclasses.fields(cls)]
+        unknown = set(static) - set(names)
+        if unknown:
+            raise TypeError(f"{cls.__name__}: unknown static fields {sorted(unknown)}")
+        data = [n for n in names if n not in static]
+
+        def flatten(obj):
+            return ([getattr(obj, n) for n in data],
+                    tuple(getattr(obj, n) for n in static))
+
+        def unflatten(aux, children):
+            obj = object.__new__(cls)
+            for n, val in zip(data, children):
+                object.__setattr__(obj, n, val)
+            for n, val in zip(static, aux):
+                object.__setattr__(obj, n, val)
+            return obj
+
+        jax.tree_util.register_pytree_node(cls, flatten, unflatten)
+        cls._static_fields = tuple(static)
+        cls._data_fields = tuple(data)
+        return cls
+
+    return wrap if cls is None else wrap(cls)
+
+
+def set_field(obj, name, value):
+    """Set a field of a frozen dataclass from inside its ``__post_init__``."""
+    object.__setattr__(obj, name, value)

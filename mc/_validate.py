@@ -1,0 +1,69 @@
+"""Validation where parameters enter: one-line errors naming field, value and range."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable
+
+
+class ParamError(ValueError):
+    """A parameter outside its allowed range. The message is one line:
+    ``field=value: allowed``."""
+
+
+def fail(field: str, value: Any, allowed: str) -> None:
+    raise ParamError(f"{field}={value!r}: {allowed}")
+
+
+def number(field: str, value: Any, *, lo: float | None = None, hi: float | None = None,
+           lo_open: bool = False, hi_open: bool = False, integer: bool = False) -> float | int:
+    """Check a finite real number lies in the interval; return it as float (or int).
+
+    The interval is written in the error exactly as checked, e.g. ``must be in [0, 1)``.
+    """
+    lo_s = "-inf" if lo is None else f"{lo:g}"
+    hi_s = "inf" if hi is None else f"{hi:g}"
+    allowed = f"must be {'an integer' if integer else 'a number'} in " \
+              f"{'(' if lo_open or lo is None else '['}{lo_s}, {hi_s}{')' if hi_open or hi is None else ']'}"
+    if isinstance(value, bool) or not isinstance(value, (int, float)) and not _is_np_number(value):
+        fail(field, value, allowed)
+    if integer:
+        if float(value) != int(value):
+            fail(field, value, allowed)
+        value = int(value)
+    else:
+        value = float(value)
+    if not math.isfinite(value):
+        fail(field, value, allowed)
+    if lo is not None and (value < lo or (lo_open and value == lo)):
+        fail(field, value, allowed)
+    if hi is not None and (value > hi or (hi_open and value == hi)):
+        fail(field, value, allowed)
+    return value
+
+
+def positive(field: str, value: Any) -> float:
+    return number(field, value, lo=0.0, lo_open=True)
+
+
+def nonneg(field: str, value: Any) -> float:
+    return number(field, value, lo=0.0)
+
+
+def count(field: str, value: Any, *, lo: int = 1, hi: int | None = None) -> int:
+    return number(field, value, lo=lo, hi=hi, integer=True)
+
+
+def choice(field: str, value: Any, options: Iterable[str]) -> str:
+    options = list(options)
+    if value not in options:
+        fail(field, value, "must be one of " + ", ".join(options))
+    return value
+
+
+def _is_np_number(value: Any) -> bool:
+    try:
+        import numpy as np
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(value, np.number)

@@ -1,0 +1,93 @@
+"""The month's accounting (SPEC §1.8): capacity, tokens, bills, the ideal bill.
+
+Money is int32 cents on the device so that bills add up exactly; ``Pool``
+bounds a month's rent to fit.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ._hours import SECONDS, per_hour
+from .dips import CardDips
+from .pool import Pool
+
+
+class Tokens(NamedTuple):
+    demand: jax.Array  # () float32 tokens in the month
+    delivered: jax.Array  # () float32 tokens served
+    capacity: jax.Array  # () float32 tokens the run set could serve
+    unmet: jax.Array  # () float32 tokens demanded and not served
+
+
+def hourly_capacity(true_rate: jax.Array, run: jax.Array, dips: CardDips) -> jax.Array:
+    """(730,) float32 tok/s: ``C_h``, the run set's rate less its dips' losses.
+
+    Overlapping losses add and the sum is clamped at zero for the fleet
+    (SPEC §1.3), which keeps the pass O(dips + hours).
+    """
+    rate = jnp.where(run, true_rate, 0.0)
+    lost = per_hour(dips.begin, dips.end, dips.depth * rate[:, None])
+    return jnp.maximum(0.0, jnp.sum(rate) - lost)
+
+
+def tokens(demand: jax.Array, capacity: jax.Array) -> Tokens:
+    """Month totals from (730,) tok/s hourly demand and capacity."""
+    hour = SECONDS / 730
+    return Tokens(jnp.sum(demand) * hour, jnp.sum(jnp.minimum(demand, capacity)) * hour,
+                  jnp.sum(capacity) * hour, jnp.sum(jnp.maximum(0.0, demand - capacity)) * hour)
+
+
+def bill_cents(chosen: jax.Array, cents: jax.Array) -> jax.Array:
+    """() int32: what the chosen cards bill, in cents."""
+    return jnp.sum(jnp.where(chosen, cents, 0))
+
+
+def churn_cents(pool: Pool, churn: float) -> np.ndarray:
+    """(pool,) int32 churn fee per card, rounded to the cent."""
+    return np.round(pool.price_cents() * np.float64(churn)).astype(np.int32)
+
+
+def idle_burn(warm_dollars: jax.Array, t: Tokens) -> jax.Array:
+    """() float32 $: warm rent that moved no tokens (all of it at zero capacity)."""
+    used = jnp.where(t.capacity > 0, t.delivered / jnp.where(t.capacity > 0, t.capacity, 1.0), 0.0)
+    return warm_dollars * (1.0 - used)
+
+
+def _ideal_plan(pool: Pool) -> tuple[int, np.ndarray, np.ndarray]:
+    """Static enumeration plan for the ideal: every count vector over all classes
+    but the largest, whose count is then found by search. Returns (searched
+    class, (combos, classes) int32 counts with the searched column zero,
+    (classes,) int32 cents)."""
+    counts = pool.counts
+    last = int(np.argmax(counts))
+    ranges = [range(n + 1) if c != last else range(1) for c, n in enumerate(counts)]
+    combos = np.array(list(itertools.product(*ranges)), dtype=np.int32).reshape(-1, len(counts))
+    cents = np.array([c.price_cents for c in pool.classes], dtype=np.int32)
+    return last, combos, cents
+
+
+def ideal_cents(true_rate: jax.Array, peak: jax.Array, pool: Pool) -> jax.Array:
+    """() int32 cents: the cheapest whole cards of the pool whose true rates sum
+    to at least ``peak`` (the whole pool when none suffice).
+
+    Within a class the best cards come first, so only the count per class
+    matters: enumerate counts of the smaller classes and search the largest.
+    """
+    last, combos, cents = _ideal_plan(pool)
+    cover = []  # per class: (n+1,) best-first cumulative true rate
+    for s in pool.slices:
+        best = -jnp.sort(-true_rate[s])
+        cover.append(jnp.concatenate([jnp.zeros(1, best.dtype), jnp.cumsum(best)]))
+    rest = sum(cover[c][combos[:, c]] for c in range(len(cover)) if c != last) \
+        if len(cover) > 1 else jnp.zeros(1, true_rate.dtype)
+    k_last = jnp.searchsorted(cover[last], peak - rest, side="left").astype(jnp.int32)
+    feasible = k_last <= pool.counts[last]
+    cost = jnp.asarray(combos @ cents) + k_last * cents[last]
+    whole = int(np.dot(pool.counts, cents))
+    return jnp.min(jnp.where(feasible, cost, whole))

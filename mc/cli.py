@@ -1,0 +1,54 @@
+"""The ``mc`` command line. Each subcommand lives in ``mc/commands/<name>.py`` and
+exposes ``register(subparsers)``, which adds its parser with ``func`` set."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from ._validate import ParamError
+
+# Subcommand modules, in the order ``mc --help`` lists them.
+COMMANDS = ["presets", "run", "bench", "sweep", "calibrate", "card", "buy"]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse's own exit-2 path, kept to one line
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="mc", description="Monte Carlo answers to money questions "
+                     "about GPU inference fleets.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(f"mc.commands.{name}")
+        except ModuleNotFoundError as err:
+            if err.name == f"mc.commands.{name}":
+                continue  # a subcommand not built yet
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except ParamError as err:
+        print(f"mc {args.command}: error: {err}", file=sys.stderr)
+        return 2
+    except FileNotFoundError as err:
+        print(f"mc {args.command}: error: {err.filename}: no such file", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"mc {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

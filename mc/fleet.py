@@ -1,0 +1,86 @@
+"""One fleet-month (SPEC §1): draws, then a pure outcome of draws and scenario.
+
+The data flow is one way: lottery → dips → window → eviction → run set →
+accounting → checks. ``fleet_month(key, scenario)`` is one month; the engine
+batches it with ``vmap``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from . import accounting, checks, demand, dips, eviction, lottery, runset, window
+from .scenario import Scenario
+
+# Per-month outputs (SPEC §2); money is int32 cents until the host converts it.
+MONEY = ("bill", "warm_bill", "churn_bill", "ideal_bill")
+COUNTS = ("n_run", "n_evicted", "n_wrong")
+FLOATS = ("convergence", "wrong_share", "demand_tokens", "delivered_tokens", "capacity_tokens",
+          "shortfall", "idle_burn")
+PASSES = ("pass_capacity", "pass_convergence", "pass_eviction")
+OUTPUTS = ("bill", "warm_bill", "churn_bill", "ideal_bill", "convergence", "n_run", "n_evicted",
+           "n_wrong", "wrong_share", "demand_tokens", "delivered_tokens", "capacity_tokens",
+           "shortfall", "idle_burn") + PASSES
+
+
+class Draws(NamedTuple):
+    """Every random number one fleet-month uses."""
+
+    lottery: lottery.LotteryDraws
+    dips: dips.DipDraws
+    noise: jax.Array  # (pool,) float32 standard normal window errors
+    demand: demand.BurstDraws | None
+
+
+def draw(key: jax.Array, sc: Scenario) -> Draws:
+    k = jax.random.split(key, 4)
+    size = sc.pool.size
+    return Draws(lottery.draw(k[0], size), dips.draw(k[1], size, sc.dips),
+                 window.draw(k[2], size), demand.draw(k[3], sc.demand))
+
+
+def outcome(d: Draws, sc: Scenario) -> dict[str, jax.Array]:
+    """SPEC §2 outputs of one month; money in int32 cents (``MONEY`` columns)."""
+    pool = sc.pool
+    rated = jnp.asarray(pool.rated())
+    cents = jnp.asarray(pool.price_cents())
+
+    true_rate = rated * lottery.quality(d.lottery, sc.lottery)
+    card_dips = dips.place(d.dips, sc.window.hours, sc.dips)
+    score = window.score(window.mean_rate(true_rate, card_dips, sc.window), d.noise, sc.window)
+
+    evicted = eviction.evict(score / rated, sc.evict_limit, sc.eviction)
+    hourly_demand = demand.profile(d.demand, sc.demand)
+    run = runset.run_set(score, cents.astype(jnp.float32), evicted,
+                         runset.target(hourly_demand, sc.runset), sc.runset)
+
+    capacity = accounting.hourly_capacity(true_rate, run, card_dips)
+    tok = accounting.tokens(hourly_demand, capacity)
+    warm = accounting.bill_cents(run, cents)
+    churn = accounting.bill_cents(evicted, sc.churn_cents)
+    bill = warm + churn
+    ideal = accounting.ideal_cents(true_rate, jnp.max(hourly_demand), pool)
+
+    n_evicted = jnp.sum(evicted, dtype=jnp.int32)
+    n_wrong = jnp.sum(checks.wrong(true_rate, evicted, pool), dtype=jnp.int32)
+    convergence = jnp.where(bill > 0, ideal / jnp.maximum(bill, 1), 1.0).astype(jnp.float32)
+    shortfall = jnp.where(tok.demand > 0, tok.unmet / jnp.where(tok.demand > 0, tok.demand, 1.0), 0.0)
+    out = {
+        "bill": bill, "warm_bill": warm, "churn_bill": churn, "ideal_bill": ideal,
+        "convergence": convergence,
+        "n_run": jnp.sum(run, dtype=jnp.int32), "n_evicted": n_evicted, "n_wrong": n_wrong,
+        "wrong_share": jnp.where(n_evicted > 0, n_wrong / jnp.maximum(n_evicted, 1), 0.0).astype(jnp.float32),
+        "demand_tokens": tok.demand, "delivered_tokens": tok.delivered,
+        "capacity_tokens": tok.capacity, "shortfall": shortfall,
+        "idle_burn": accounting.idle_burn(warm.astype(jnp.float32) / 100.0, tok),
+    }
+    out.update(checks.verdict(shortfall, convergence, n_wrong, sc.checks))
+    return out
+
+
+def fleet_month(key: jax.Array, sc: Scenario) -> dict[str, jax.Array]:
+    """One fleet-month from its key: ``outcome(draw(key, sc), sc)``."""
+    return outcome(draw(key, sc), sc)

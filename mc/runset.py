@@ -1,0 +1,42 @@
+"""The run set (SPEC §1.6): a whole-card greedy on tokens per dollar."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from . import _validate as v
+
+MODES = ("steady", "peak", "all")
+
+
+def check_mode(mode: str) -> str:
+    return v.choice("runset", mode, MODES)
+
+
+def target(demand: jax.Array, mode: str) -> jax.Array:
+    """() float32 tok/s the run set must reach: mean or peak hourly demand."""
+    return jnp.max(demand) if mode == "peak" else jnp.mean(demand)
+
+
+def run_set(score: jax.Array, price: jax.Array, evicted: jax.Array, tgt: jax.Array,
+            mode: str) -> jax.Array:
+    """(pool,) bool cards kept warm.
+
+    Survivors in descending tokens-per-dollar (``s / p``, the same order as
+    ``s · 2,628,000 / p``; ties by lower index) are added while the scores
+    already added sum below ``tgt``.
+
+    Arguments:
+        score: (pool,) float32 tok/s. price: (pool,) $ per card-month.
+        evicted: (pool,) bool. tgt: () float32 tok/s.
+    """
+    survivors = ~evicted
+    if mode == "all":
+        return survivors
+    key = jnp.where(survivors, -(score / price), jnp.inf)
+    order = jnp.argsort(key, stable=True)
+    s_sorted = jnp.where(survivors[order], score[order], 0.0)
+    before = jnp.concatenate([jnp.zeros(1, s_sorted.dtype), jnp.cumsum(s_sorted)[:-1]])
+    take = survivors[order] & (before < tgt)
+    return jnp.zeros_like(survivors).at[order].set(take)

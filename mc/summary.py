@@ -1,0 +1,71 @@
+"""Summaries of a distribution over fleet-months (SPEC §2).
+
+Everything here is plain NumPy on the host, in float64, so sums over many
+fleet-months do not lose precision.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping
+
+import numpy as np
+
+QUANTILES = (5, 50, 95)
+Z95 = 1.959963984540054  # two-sided 95% normal quantile
+
+
+def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """95% Wilson score interval for a binomial proportion k/n."""
+    if n <= 0:
+        return (math.nan, math.nan)
+    p = k / n
+    denom = 1.0 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def describe(x: np.ndarray) -> dict[str, float]:
+    """mean, std (population), p5/p50/p95 (linear interpolation) of a sample."""
+    x = np.asarray(x, dtype=np.float64)
+    p = np.percentile(x, QUANTILES)
+    out = {"mean": float(x.mean()), "std": float(x.std())}
+    out.update({f"p{q}": float(v) for q, v in zip(QUANTILES, p)})
+    return out
+
+
+def mode(x: np.ndarray) -> tuple[float, float]:
+    """The most frequent value (smallest on ties) and its share of the sample."""
+    values, counts = np.unique(np.asarray(x), return_counts=True)
+    i = int(np.argmax(counts))
+    return values[i].item(), counts[i] / counts.sum()
+
+
+def pass_rate(passed: np.ndarray) -> dict[str, float]:
+    """Pass rate of a boolean check with its 95% Wilson interval."""
+    passed = np.asarray(passed, dtype=bool)
+    k, n = int(passed.sum()), passed.size
+    lo, hi = wilson(k, n)
+    return {"rate": k / n if n else math.nan, "lo": lo, "hi": hi, "n": n}
+
+
+def summarize(samples: Mapping[str, np.ndarray]) -> dict:
+    """Summary dict of a batch of per-month outputs.
+
+    Boolean columns named ``pass_*`` become pass rates with Wilson intervals;
+    every other numeric column gets mean/std/p5/p50/p95.
+
+    Returns:
+        ``{"n": N, "stats": {col: {mean, std, p5, p50, p95}},
+        "pass": {check: {rate, lo, hi, n}}}``
+    """
+    stats, passes, n = {}, {}, None
+    for name, col in samples.items():
+        col = np.asarray(col)
+        n = col.shape[0] if n is None else n
+        if name.startswith("pass_"):
+            passes[name[len("pass_"):]] = pass_rate(col)
+        else:
+            stats[name] = describe(col)
+    return {"n": int(n or 0), "stats": stats, "pass": passes}
