@@ -73,15 +73,20 @@ class Demand:
 
 
 class BurstDraws(NamedTuple):
-    u_count: jax.Array  # () float32 uniform
-    u_begin: jax.Array  # (max_bursts,) float32 uniform
+    u_count: jax.Array  # () float32 open uniform
+    u_begin: jax.Array  # (max_bursts,) float32 open uniform
 
 
-def draw(key: jax.Array, p: Demand) -> BurstDraws | None:
+def uniforms_needed(p: Demand) -> int:
+    """Open uniforms a month's demand uses: a count and a start per burst."""
+    return 1 + p.max_bursts if p.shape == "bursty" else 0
+
+
+def draw(u: jax.Array, p: Demand) -> BurstDraws | None:
+    """From (uniforms_needed(p),) open uniforms; None for shapes with no randomness."""
     if p.shape != "bursty":
         return None
-    kc, kb = jax.random.split(key)
-    return BurstDraws(jax.random.uniform(kc, ()), jax.random.uniform(kb, (p.max_bursts,)))
+    return BurstDraws(u[0], u[1:])
 
 
 def _diurnal(p: Demand) -> jax.Array:

@@ -10,7 +10,7 @@ import jax.numpy as jnp
 from . import _validate as v
 from ._hours import HOURS
 from ._pytree import pytree_dataclass
-from ._random import poisson_capped
+from ._random import exponential, poisson_capped
 
 
 @pytree_dataclass(static=("max_count",))
@@ -46,11 +46,15 @@ class CardDips(NamedTuple):
     depth: jax.Array  # (pool, max_count) float32, zero where no dip
 
 
-def draw(key: jax.Array, pool_size: int, p: Dips) -> DipDraws:
-    k = jax.random.split(key, 4)
-    shape = (pool_size, p.max_count)
-    return DipDraws(jax.random.uniform(k[0], (pool_size,)), jax.random.uniform(k[1], shape),
-                    jax.random.exponential(k[2], shape), jax.random.uniform(k[3], shape))
+def uniforms_needed(p: Dips) -> int:
+    """Open uniforms per card: the count, then begin, length, depth per slot."""
+    return 1 + 3 * p.max_count
+
+
+def draw(u: jax.Array, p: Dips) -> DipDraws:
+    """From (pool, uniforms_needed(p)) open uniforms."""
+    k = p.max_count
+    return DipDraws(u[:, 0], u[:, 1:1 + k], exponential(u[:, 1 + k:1 + 2 * k]), u[:, 1 + 2 * k:1 + 3 * k])
 
 
 def expected_count(window: jax.Array, p: Dips) -> jax.Array:
@@ -61,7 +65,7 @@ def expected_count(window: jax.Array, p: Dips) -> jax.Array:
 def place(d: DipDraws, window: jax.Array, p: Dips) -> CardDips:
     """Dips of every card; unused slots get depth zero."""
     n = poisson_capped(d.u_count, expected_count(window, p), p.max_count)
-    live = jnp.arange(p.max_count) < n[:, None]
+    live = jnp.arange(p.max_count)[None, :] < n[:, None]
     begin = -window + d.u_begin * (HOURS + window)
     end = begin + p.mean_hours * d.e_length
     depth = p.depth_lo + d.u_depth * (p.depth_hi - p.depth_lo)

@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 
 from . import accounting, checks, demand, dips, eviction, lottery, runset, window
+from ._random import uniforms
 from .scenario import Scenario
 
 # Per-month outputs (SPEC §2); money is int32 cents until the host converts it.
@@ -36,14 +37,23 @@ class Draws(NamedTuple):
 
 
 def draw(key: jax.Array, sc: Scenario) -> Draws:
-    k = jax.random.split(key, 4)
-    size = sc.pool.size
-    return Draws(lottery.draw(k[0], size), dips.draw(k[1], size, sc.dips),
-                 window.draw(k[2], size), demand.draw(k[3], sc.demand))
+    """Every random number of the month, from one block of open uniforms per
+    card and one for demand (each module turns its columns into variates)."""
+    n_dips = dips.uniforms_needed(sc.dips)
+    per_card = lottery.UNIFORMS + 1 + n_dips
+    k_cards, k_demand = jax.random.split(key)
+    u = uniforms(k_cards, (sc.pool.size, per_card))
+    u_demand = uniforms(k_demand, (demand.uniforms_needed(sc.demand),))
+    return Draws(lottery.draw(u[:, :lottery.UNIFORMS]), dips.draw(u[:, lottery.UNIFORMS + 1:], sc.dips),
+                 window.draw(u[:, lottery.UNIFORMS]), demand.draw(u_demand, sc.demand))
 
 
-def outcome(d: Draws, sc: Scenario) -> dict[str, jax.Array]:
-    """SPEC §2 outputs of one month; money in int32 cents (``MONEY`` columns)."""
+def outcome(d: Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Array]:
+    """SPEC §2 outputs of one month; money in int32 cents (``MONEY`` columns).
+
+    With ``cards=True`` also the per-card ``true_rate``, ``score`` (tok/s),
+    ``evicted`` and ``run`` (bool), each (pool,).
+    """
     pool = sc.pool
     rated = jnp.asarray(pool.rated())
     cents = jnp.asarray(pool.price_cents())
@@ -78,6 +88,8 @@ def outcome(d: Draws, sc: Scenario) -> dict[str, jax.Array]:
         "idle_burn": accounting.idle_burn(warm.astype(jnp.float32) / 100.0, tok),
     }
     out.update(checks.verdict(shortfall, convergence, n_wrong, sc.checks))
+    if cards:
+        out.update(true_rate=true_rate, score=score, evicted=evicted, run=run)
     return out
 
 

@@ -9,6 +9,7 @@ import jax.numpy as jnp
 
 from . import _validate as v
 from ._pytree import pytree_dataclass
+from ._random import normal
 
 
 @pytree_dataclass
@@ -35,13 +36,15 @@ class Lottery:
 
 class LotteryDraws(NamedTuple):
     z: jax.Array  # (pool,) float32, standard normal
-    u_lemon: jax.Array  # (pool,) float32, uniform [0, 1)
+    u_lemon: jax.Array  # (pool,) float32, uniform (0, 1)
 
 
-def draw(key: jax.Array, pool_size: int) -> LotteryDraws:
-    kz, ku = jax.random.split(key)
-    return LotteryDraws(jax.random.normal(kz, (pool_size,)),
-                        jax.random.uniform(ku, (pool_size,)))
+UNIFORMS = 2  # per card
+
+
+def draw(u: jax.Array) -> LotteryDraws:
+    """From (pool, 2) open uniforms."""
+    return LotteryDraws(normal(u[:, 0]), u[:, 1])
 
 
 def quality(d: LotteryDraws, p: Lottery) -> jax.Array:

@@ -8,6 +8,7 @@ import jax.numpy as jnp
 from . import _validate as v
 from ._hours import overlap
 from ._pytree import pytree_dataclass
+from ._random import normal
 from .dips import CardDips
 
 NAMED = {"hour": 1.0, "day": 24.0, "week": 168.0}
@@ -33,9 +34,9 @@ class Window:
         object.__setattr__(self, "sigma_hour", v.nonneg("window.sigma_hour", self.sigma_hour))
 
 
-def draw(key: jax.Array, pool_size: int) -> jax.Array:
-    """(pool,) float32 standard normal measurement errors ``ε``."""
-    return jax.random.normal(key, (pool_size,))
+def draw(u: jax.Array) -> jax.Array:
+    """(pool,) float32 standard normal measurement errors ``ε``, from (pool,) open uniforms."""
+    return normal(u)
 
 
 def sigma(p: Window) -> jax.Array:

@@ -1,0 +1,30 @@
+from functools import partial
+
+import jax
+import numpy as np
+import pytest
+
+import mc
+from mc import engine, fleet
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _strict_jax():
+    # Silent broadcasting and dtype promotion bugs fail loudly in tests.
+    with jax.numpy_rank_promotion("raise"):
+        yield
+
+
+@partial(jax.jit, static_argnums=(1,))
+def _draws_and_cards(seed, n, sc):
+    keys = engine.month_keys(seed, np.uint32(0), n)
+    draws = jax.vmap(fleet.draw, in_axes=(0, None))(keys, sc)
+    return draws, jax.vmap(lambda d: fleet.outcome(d, sc, cards=True))(draws)
+
+
+def month_draws(sc: mc.Scenario, n: int, seed: int = 0):
+    """The draws of months 0..n-1 (as the engine makes them), as NumPy, one per month."""
+    draws, out = _draws_and_cards(seed, n, sc)
+    host = jax.tree_util.tree_map(np.asarray, draws)
+    per_month = [jax.tree_util.tree_map(lambda x: x[i], host) for i in range(n)]
+    return per_month, {k: np.asarray(v) for k, v in out.items()}

@@ -1,0 +1,162 @@
+"""A plain NumPy/Python reference of SPEC §1, for one fleet-month at a time.
+
+It consumes the very draws the JAX core consumes (``mc.fleet.Draws`` as NumPy
+arrays) and recomputes everything in float64 with loops and brute force, never
+calling the core's code: the tests hold the two to exact agreement on sets and
+money and to float tolerance on tokens.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+HOURS = 730
+
+
+def overlap(b, e, x, y):
+    return max(0.0, min(e, y) - max(b, x))
+
+
+def poisson_cdf(k, lam):
+    return sum(math.exp(-lam) * lam**j / math.factorial(j) for j in range(k + 1))
+
+
+def demand_profile(d, p):
+    h = np.arange(HOURS, dtype=np.float64)
+    if p.shape == "flat":
+        return np.full(HOURS, p.level)
+    if p.shape in ("diurnal", "weekly"):
+        D = p.level * (1 + p.amplitude * np.cos(2 * np.pi * (h - p.peak_hour) / 24))
+        if p.shape == "weekly":
+            D = D * np.where((h // 24) % 7 >= 5, p.weekend_factor, 1.0)
+        return D
+    if p.shape == "bursty":
+        n = sum(float(d.u_count) >= poisson_cdf(k, p.burst_rate) for k in range(p.max_bursts))
+        D = np.full(HOURS, p.level)
+        for j in range(n):
+            b = float(d.u_begin[j]) * HOURS
+            D += p.burst_height * np.clip(np.minimum(b + p.burst_hours, h + 1) - np.maximum(b, h), 0.0, None)
+        return D
+    return np.asarray(p.trace, dtype=np.float64)
+
+
+def median(values):
+    s = sorted(values)
+    n = len(s)
+    return s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])
+
+
+def month(d, sc) -> dict:
+    """SPEC §2 outputs of one month (money in integer cents)."""
+    pool = sc.pool
+    classes = [c for c, n in pool.groups for _ in range(n)]
+    cls_of = [k for k, (c, n) in enumerate(pool.groups) for _ in range(n)]
+    P = len(classes)
+    rated = np.array([c.rated for c in classes], dtype=np.float64)
+    cents = [int(round(c.price * 100)) for c in classes]
+
+    # Lottery.
+    L = sc.lottery
+    true = np.empty(P)
+    for i in range(P):
+        q = min(max(L.mean + L.sd * float(d.lottery.z[i]), L.lo), L.hi)
+        if float(d.lottery.u_lemon[i]) < L.lemon_rate:
+            q *= L.lemon_factor
+        true[i] = rated[i] * q
+
+    # Dips.
+    W = sc.window.hours
+    lam = sc.dips.rate * (HOURS + W) / HOURS
+    cdf = [poisson_cdf(k, lam) for k in range(sc.dips.max_count)]
+    dips = []  # per card: list of (begin, end, depth)
+    for i in range(P):
+        n = sum(float(d.dips.u_count[i]) >= c for c in cdf)
+        card = []
+        for j in range(n):
+            b = -W + float(d.dips.u_begin[i, j]) * (HOURS + W)
+            e = b + sc.dips.mean_hours * float(d.dips.e_length[i, j])
+            depth = sc.dips.depth_lo + float(d.dips.u_depth[i, j]) * (sc.dips.depth_hi - sc.dips.depth_lo)
+            card.append((b, e, depth))
+        dips.append(card)
+
+    # Window and score.
+    sigma = sc.window.sigma_hour * math.sqrt(1.0 / W)
+    score = np.empty(P)
+    for i in range(P):
+        lost = sum(depth * overlap(b, e, -W, 0.0) for b, e, depth in dips[i])
+        m = true[i] * max(0.0, 1.0 - lost / W)
+        score[i] = max(0.0, m * (1.0 + sigma * float(d.noise[i])))
+
+    # Eviction.
+    rel = score / rated
+    order = sorted(range(P), key=lambda i: (rel[i], i))
+    frac = sc.eviction.share if sc.eviction.policy == "share" else sc.eviction.max_share
+    limit = math.floor(frac * P + 1e-9)
+    if sc.eviction.policy == "share":
+        evicted = set(order[:limit])
+    else:
+        cut = sc.eviction.theta * median(list(rel))
+        evicted = set([i for i in order if rel[i] < cut][:limit])
+
+    # Demand and run set.
+    D = demand_profile(d.demand, sc.demand)
+    survivors = [i for i in range(P) if i not in evicted]
+    if sc.runset == "all":
+        run = set(survivors)
+    else:
+        target = D.mean() if sc.runset == "steady" else D.max()
+        run, added = set(), 0.0
+        for i in sorted(survivors, key=lambda i: (-score[i] / cents[i], i)):
+            if added >= target:
+                break
+            run.add(i)
+            added += score[i]
+
+    # Capacity, hour by hour.
+    hours = np.arange(HOURS, dtype=np.float64)
+    cap = np.full(HOURS, sum(true[i] for i in run))
+    for i in run:
+        for b, e, depth in dips[i]:
+            ov = np.clip(np.minimum(e, hours + 1) - np.maximum(b, hours), 0.0, None)
+            cap -= depth * true[i] * ov
+    cap = np.maximum(cap, 0.0)
+    demand_tok = D.sum() * 3600
+    delivered = np.minimum(D, cap).sum() * 3600
+    capacity_tok = cap.sum() * 3600
+
+    # Money.
+    warm = sum(cents[i] for i in run)
+    churn = sum(int(round(cents[i] * sc.eviction.churn)) for i in evicted)
+    bill = warm + churn
+
+    # Ideal: brute force over cards-per-class, each class best first.
+    peak = D.max()
+    best = [sorted((true[i] for i in range(P) if cls_of[i] == k), reverse=True)
+            for k in range(len(pool.groups))]
+    price = [c.price_cents for c in pool.classes]
+    ideal = sum(cents)
+    for counts in itertools.product(*[range(len(b) + 1) for b in best]):
+        if sum(sum(b[:k]) for b, k in zip(best, counts)) >= peak:
+            ideal = min(ideal, sum(k * p for k, p in zip(counts, price)))
+
+    # Wrong evictions: at or above the class median true rate.
+    med = [median([true[i] for i in range(P) if cls_of[i] == k]) for k in range(len(pool.groups))]
+    n_wrong = sum(1 for i in evicted if true[i] >= med[cls_of[i]])
+
+    convergence = ideal / bill if bill > 0 else 1.0
+    shortfall = 1.0 - delivered / demand_tok if demand_tok > 0 else 0.0
+    idle = (warm / 100) * (1.0 - delivered / capacity_tok) if capacity_tok > 0 else warm / 100
+    return {
+        "evicted": evicted, "run": run,
+        "bill": bill, "warm_bill": warm, "churn_bill": churn, "ideal_bill": ideal,
+        "convergence": convergence, "n_run": len(run), "n_evicted": len(evicted),
+        "n_wrong": n_wrong, "wrong_share": n_wrong / len(evicted) if evicted else 0.0,
+        "demand_tokens": demand_tok, "delivered_tokens": delivered, "capacity_tokens": capacity_tok,
+        "shortfall": shortfall, "idle_burn": idle,
+        "pass_capacity": shortfall <= sc.checks.max_shortfall,
+        "pass_convergence": convergence >= sc.checks.min_convergence,
+        "pass_eviction": n_wrong <= sc.checks.max_wrong,
+    }
