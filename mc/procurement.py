@@ -365,8 +365,9 @@ def settle(p: Procurement, raw: Mapping[str, np.ndarray]) -> dict[str, np.ndarra
 
 
 def default_chunk(p: Procurement) -> int:
-    """Months per device batch: about 4M per-card draws (and hours) at a time."""
-    return max(1, min(engine.DEFAULT_CHUNK, 2**22 // (2 * sum(p.slots) + 8 * HOURS)))
+    """Months per device batch: at most 8,192, and about 4M per-card draws (and
+    hours) at a time, so a fleet of 150,000 cards still fits in memory."""
+    return max(1, min(8192, 2**22 // (2 * sum(p.slots) + 8 * HOURS)))
 
 
 @dataclass

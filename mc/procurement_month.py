@@ -20,6 +20,7 @@ import jax.numpy as jnp
 
 from . import lottery
 from ._hours import SECONDS
+from ._random import normal, uniforms
 
 # Per-month device outputs, float32 tokens (and the demand error, a factor).
 TOKENS = ("demand_tokens", "owned_capacity_tokens", "owned_tokens", "owned_idle_tokens",
@@ -35,14 +36,15 @@ class Draws(NamedTuple):
 
 
 def draw(key: jax.Array, p) -> Draws:
-    """A month's draws. Chip ``c``'s cards draw from their own key, so a card's
-    quality does not depend on the other chips' counts. A chip with no slots draws
-    nothing (random ops dominate compile time on CPU)."""
+    """A month's draws, one block of open uniforms per chip (generator calls dominate
+    compile time on CPU). Chip ``c``'s cards draw from their own key, so a card's
+    quality depends neither on the other chips' counts nor on padding; a chip with
+    no slots draws nothing."""
     keys = jax.random.split(key, 1 + len(p.slots))
     empty = jnp.zeros((0,), jnp.float32)
-    quality = tuple(lottery.draw(keys[1 + c], n) if n else lottery.LotteryDraws(empty, empty)
-                    for c, n in enumerate(p.slots))
-    return Draws(jax.random.normal(keys[0], (), jnp.float32), quality)
+    quality = tuple(lottery.draw(uniforms(keys[1 + c], (n, lottery.UNIFORMS))) if n
+                    else lottery.LotteryDraws(empty, empty) for c, n in enumerate(p.slots))
+    return Draws(normal(uniforms(keys[0], ())), quality)
 
 
 def quality_sums(d: Draws, p) -> tuple[jax.Array, jax.Array]:
