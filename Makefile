@@ -23,8 +23,10 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test
 
+# The seed stories, every study at its default size, the calibration and the figures
+# (figures/*.pdf, *.png; data under results/). `make study N=200000` sizes the seed stories.
 study: install
-	$(BIN)/mc presets --n $(N)
+	$(BIN)/python experiments/run_all.py $(if $(filter command line,$(origin N)),--presets-n $(N))
 
 test: install-test
 	$(BIN)/python -m pytest

@@ -1,0 +1,48 @@
+"""What every study script shares: its command line, where results go, one engine size."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "results"
+SWEEPS = Path(__file__).resolve().parent / "sweeps"
+# Every study runs the engine in batches of this many fleet-months, so one
+# compilation per scenario shape serves all of them (the engine compiles per batch
+# size); study sizes are multiples of it.
+CHUNK = 2500
+
+
+def parser(name: str, doc: str, n: int) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=f"experiments/{name}.py", description=doc)
+    p.add_argument("--n", type=int, default=n, help=f"fleet-months per grid point (default {n:,})")
+    p.add_argument("--seed", type=int, default=0, help="seed of every grid point (default 0)")
+    p.add_argument("--out", type=Path, default=RESULTS / name, help=f"output folder (default results/{name})")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--fresh", action="store_true", help="recompute grid points already on disk")
+    return p
+
+
+def chunk(n: int) -> int:
+    return CHUNK if n >= CHUNK else n
+
+
+def progress(args) -> bool | None:
+    return False if args.quiet else None
+
+
+def run_toml(name: str, args, out: Path | None = None):
+    """Run ``sweeps/NAME.toml`` at the study's size into ``out`` (default ``args.out``)."""
+    from mc import sweep as sw
+
+    spec = sw.load(SWEEPS / f"{name}.toml")
+    spec = sw.Sweep(base=spec.base, grid=spec.grid, n=args.n, seed=args.seed, derive=spec.derive)
+    result = sw.run(spec, out or args.out, chunk=chunk(args.n), progress=progress(args), fresh=args.fresh,
+                    desc=name)
+    if not args.quiet:
+        print(f"{name}: {len(sw.points(spec))} points x {spec.n:,} fleet-months "
+              f"({result.computed} computed, {result.reused} reused) in {result.wall_s:.0f} s "
+              f"-> {result.out}", file=sys.stderr)
+    return result

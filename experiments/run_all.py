@@ -1,0 +1,65 @@
+"""The main job (``make study``): the seed stories, every study at its default size,
+the calibration, then every figure, in one process so each scenario shape compiles once.
+
+    python experiments/run_all.py [--presets-n N] [--scale K] [--quiet]
+
+``--scale K`` multiplies every study's fleet-months per grid point. Results go under
+results/ (resumable: finished grid points are kept), figures under figures/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import runpy
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+STUDIES = [  # (module, default fleet-months per point)
+    ("window_eviction", 5_000),
+    ("demand_runset", 5_000),
+    ("lemons", 2_500),
+    ("pool_demand", 2_500),
+    ("calibration", 2_500),
+]
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="experiments/run_all.py", description=__doc__.splitlines()[0])
+    p.add_argument("--presets-n", type=int, default=50_000, help="fleet-months per seed story (default 50,000)")
+    p.add_argument("--scale", type=int, default=1, help="multiply every study's size (default 1)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--no-figures", action="store_true")
+    args = p.parse_args(argv)
+    sys.path.insert(0, str(HERE))
+    import jax
+
+    # Compiled engines persist between runs of the job (on any backend that supports it).
+    jax.config.update("jax_compilation_cache_dir", str(ROOT / "results" / ".jax-cache"))
+    start = time.perf_counter()
+    common = ["--seed", str(args.seed)] + (["--quiet"] if args.quiet else [])
+    steps = [("seed_stories", ["--n", str(args.presets_n)])]
+    steps += [(name, ["--n", str(n * args.scale)]) for name, n in STUDIES]
+    for name, extra in steps:
+        t = time.perf_counter()
+        importlib.import_module(name).main(extra + common)
+        print(f"[{time.perf_counter() - start:5.0f} s] {name} done in {time.perf_counter() - t:.0f} s",
+              file=sys.stderr, flush=True)
+    if not args.no_figures:
+        figs = ROOT / "figures"
+        sys.path.insert(0, str(figs))
+        for script in sorted(figs.glob("fig_*.py")):
+            t = time.perf_counter()
+            runpy.run_path(str(script), run_name="__main__")
+            print(f"[{time.perf_counter() - start:5.0f} s] {script.name} in {time.perf_counter() - t:.1f} s",
+                  file=sys.stderr, flush=True)
+    print(f"study done in {time.perf_counter() - start:.0f} s", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
