@@ -132,7 +132,7 @@ def _row(p: Procurement, cols: dict[str, np.ndarray]) -> dict:
 @dataclass
 class MixResult:
     """``table``: one row per candidate (mix, bill statistics, pass rates with Wilson
-    intervals), cheapest first; ``best``: the cheapest mix passing all three checks
+    intervals, ``best`` marking the answer), cheapest first; ``best``: the cheapest mix passing all three checks
     with probability ≥ ``target`` (None when no candidate does)."""
 
     target: float
@@ -156,7 +156,9 @@ def optimise(base: Procurement, *, target: float = 0.9, n: int = 1000, seed: int
     table = table.iloc[order].reset_index(drop=True)
     plans = [plans[i] for i in order]
     ok = np.flatnonzero(table["pass_all"].to_numpy() >= target)
+    table["best"] = False
     if ok.size == 0:
         return MixResult(target, n, seed, table, None, None)
     i = int(ok[0])
+    table.loc[i, "best"] = True
     return MixResult(target, n, seed, table, plans[i], table.iloc[i].to_dict())
