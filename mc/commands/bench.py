@@ -1,0 +1,44 @@
+"""``mc bench``: fleet-months per second of the engine and of vectorized NumPy."""
+
+from __future__ import annotations
+
+from ._common import print_json
+
+
+def format_bench(r: dict) -> str:
+    lines = [f"{r['scenario']} on {r['backend']} ({r['device']} x{r['devices']}), jax {r['jax']}", ""]
+    for e in r["engine"]:
+        lines.append(f"engine  chunk {e['chunk']:>8,}   {e['months_per_s']:>14,.0f} months/s   "
+                     f"({e['n']:,} months in {e['seconds']:.2f} s)")
+    for e in r["numpy_month"]:
+        lines.append(f"numpy   batch {e['batch']:>8,}   {e['months_per_s']:>14,.0f} months/s   "
+                     f"({e['n']:,} months in {e['seconds']:.2f} s)")
+    lines += ["", f"engine / numpy (best of each): {r['ratio']:.1f}x"]
+    return "\n".join(lines)
+
+
+def run(args) -> int:
+    from .. import _validate as v
+    from .. import bench
+
+    chunks = [v.count("chunk", c, lo=1, hi=2**24) for c in args.chunks]
+    seconds = v.number("seconds", args.seconds, lo=0.0, lo_open=True, hi=3600)
+    r = bench.run(chunks=chunks, seconds=seconds, devices=args.devices,
+                  numpy_batches=[v.count("numpy-batch", b, lo=1, hi=2**20) for b in args.numpy_batches])
+    print_json(r) if args.json else print(format_bench(r))
+    return 0
+
+
+def register(sub) -> None:
+    p = sub.add_parser("bench", help="fleet-months per second: the engine against vectorized NumPy",
+                       description="Time the standard month (golden-idler-steady, dips on, hourly "
+                       "capacity) on the current backend at several chunk sizes, and a vectorized "
+                       "NumPy implementation of the same month in the same run.")
+    p.add_argument("--chunks", type=int, nargs="+", default=[1024, 4096, 16384, 65536],
+                   help="engine chunk sizes, months per step (default 1024 4096 16384 65536)")
+    p.add_argument("--numpy-batches", type=int, nargs="+", default=[1024, 4096],
+                   help="NumPy batch sizes (default 1024 4096)")
+    p.add_argument("--seconds", type=float, default=3.0, help="time per measurement (default 3)")
+    p.add_argument("--devices", type=int, default=None, help="use the first N local devices (default: all)")
+    p.add_argument("--json", action="store_true", help="print the figures as JSON")
+    p.set_defaults(func=run)
