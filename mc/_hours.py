@@ -5,6 +5,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from ._reduce import scan_sum
+
 HOURS = 730
 SECONDS = HOURS * 3600  # 2,628,000 s in a month
 
@@ -34,4 +36,4 @@ def per_hour(begin: jax.Array, end: jax.Array, weight: jax.Array, hours: int = H
     ib, ie = fb.astype(jnp.int32), fe.astype(jnp.int32)
     point = jnp.zeros(hours + 1, w.dtype).at[ib].add(w * (fb + 1.0 - b)).at[ie].add(w * (e - fe))
     step = jnp.zeros(hours + 2, w.dtype).at[ib + 1].add(w).at[ie].add(-w)
-    return point[:hours] + jnp.cumsum(step)[:hours]
+    return point[:hours] + scan_sum(step)[:hours]

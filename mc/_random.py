@@ -5,13 +5,15 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from ._reduce import scan_sum
+
 
 def poisson_cdf(mean: jax.Array, cap: int) -> jax.Array:
     """(cap,) float32 ``P(N <= k)`` for k = 0..cap-1, ``N ~ Poisson(mean)``."""
-    k = jnp.arange(1, cap, dtype=jnp.float32)
-    # pmf_k = pmf_{k-1} · mean / k, from pmf_0 = exp(-mean).
-    ratios = jnp.concatenate([jnp.ones(1, jnp.float32), mean / k])
-    return jnp.cumsum(jnp.exp(-mean) * jnp.cumprod(ratios))
+    k = jnp.arange(cap, dtype=jnp.float32)
+    log_pmf = k * jnp.log(jnp.maximum(mean, 1e-30)) - mean - jax.lax.lgamma(k + 1.0)
+    pmf = jnp.where(mean > 0, jnp.exp(log_pmf), (k == 0).astype(jnp.float32))
+    return scan_sum(pmf)
 
 
 def poisson_capped(u: jax.Array, mean: jax.Array, cap: int) -> jax.Array:

@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ._hours import SECONDS, per_hour
+from ._reduce import scan_sum, tree_sum
 from .dips import CardDips
 from .pool import Pool
 
@@ -33,14 +34,14 @@ def hourly_capacity(true_rate: jax.Array, run: jax.Array, dips: CardDips) -> jax
     """
     rate = jnp.where(run, true_rate, 0.0)
     lost = per_hour(dips.begin, dips.end, dips.depth * rate[:, None])
-    return jnp.maximum(0.0, jnp.sum(rate) - lost)
+    return jnp.maximum(0.0, tree_sum(rate) - lost)
 
 
 def tokens(demand: jax.Array, capacity: jax.Array) -> Tokens:
     """Month totals from (730,) tok/s hourly demand and capacity."""
     hour = SECONDS / 730
-    return Tokens(jnp.sum(demand) * hour, jnp.sum(jnp.minimum(demand, capacity)) * hour,
-                  jnp.sum(capacity) * hour, jnp.sum(jnp.maximum(0.0, demand - capacity)) * hour)
+    return Tokens(tree_sum(demand) * hour, tree_sum(jnp.minimum(demand, capacity)) * hour,
+                  tree_sum(capacity) * hour, tree_sum(jnp.maximum(0.0, demand - capacity)) * hour)
 
 
 def bill_cents(chosen: jax.Array, cents: jax.Array) -> jax.Array:
@@ -53,10 +54,21 @@ def churn_cents(pool: Pool, churn: float) -> np.ndarray:
     return np.round(pool.price_cents() * np.float64(churn)).astype(np.int32)
 
 
+def ratio(num: jax.Array, den: jax.Array, empty: float = 0.0) -> jax.Array:
+    """``num / den``, or ``empty`` where ``den`` is 0.
+
+    ``den + 0·num`` keeps the divisor a run-time value: a divisor XLA can fold
+    to a constant (a flat month's demand) is turned into a multiplication by
+    its reciprocal in some compiled batch shapes and not others, which would
+    make a month's last bit depend on its chunk size.
+    """
+    den = den + 0.0 * num
+    return jnp.where(den > 0, num / jnp.where(den > 0, den, 1.0), empty)
+
+
 def idle_burn(warm_dollars: jax.Array, t: Tokens) -> jax.Array:
     """() float32 $: warm rent that moved no tokens (all of it at zero capacity)."""
-    used = jnp.where(t.capacity > 0, t.delivered / jnp.where(t.capacity > 0, t.capacity, 1.0), 0.0)
-    return warm_dollars * (1.0 - used)
+    return warm_dollars * (1.0 - ratio(t.delivered, t.capacity))
 
 
 def _ideal_plan(pool: Pool) -> tuple[int, np.ndarray, np.ndarray]:
@@ -83,7 +95,7 @@ def ideal_cents(true_rate: jax.Array, peak: jax.Array, pool: Pool) -> jax.Array:
     cover = []  # per class: (n+1,) best-first cumulative true rate
     for s in pool.slices:
         best = -jnp.sort(-true_rate[s])
-        cover.append(jnp.concatenate([jnp.zeros(1, best.dtype), jnp.cumsum(best)]))
+        cover.append(jnp.concatenate([jnp.zeros(1, best.dtype), scan_sum(best)]))
     rest = sum(cover[c][combos[:, c]] for c in range(len(cover)) if c != last) \
         if len(cover) > 1 else jnp.zeros(1, true_rate.dtype)
     k_last = jnp.searchsorted(cover[last], peak - rest, side="left").astype(jnp.int32)

@@ -76,13 +76,13 @@ def outcome(d: Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Arr
 
     n_evicted = jnp.sum(evicted, dtype=jnp.int32)
     n_wrong = jnp.sum(checks.wrong(true_rate, evicted, pool), dtype=jnp.int32)
-    convergence = jnp.where(bill > 0, ideal / jnp.maximum(bill, 1), 1.0).astype(jnp.float32)
-    shortfall = jnp.where(tok.demand > 0, tok.unmet / jnp.where(tok.demand > 0, tok.demand, 1.0), 0.0)
+    convergence = accounting.ratio(ideal.astype(jnp.float32), bill.astype(jnp.float32), empty=1.0)
+    shortfall = accounting.ratio(tok.unmet, tok.demand)
     out = {
         "bill": bill, "warm_bill": warm, "churn_bill": churn, "ideal_bill": ideal,
         "convergence": convergence,
         "n_run": jnp.sum(run, dtype=jnp.int32), "n_evicted": n_evicted, "n_wrong": n_wrong,
-        "wrong_share": jnp.where(n_evicted > 0, n_wrong / jnp.maximum(n_evicted, 1), 0.0).astype(jnp.float32),
+        "wrong_share": accounting.ratio(n_wrong.astype(jnp.float32), n_evicted.astype(jnp.float32)),
         "demand_tokens": tok.demand, "delivered_tokens": tok.delivered,
         "capacity_tokens": tok.capacity, "shortfall": shortfall,
         "idle_burn": accounting.idle_burn(warm.astype(jnp.float32) / 100.0, tok),

@@ -7,6 +7,8 @@ import jax.numpy as jnp
 
 from . import _validate as v
 
+from ._reduce import scan_sum, tree_sum
+
 MODES = ("steady", "peak", "all")
 
 
@@ -16,7 +18,7 @@ def check_mode(mode: str) -> str:
 
 def target(demand: jax.Array, mode: str) -> jax.Array:
     """() float32 tok/s the run set must reach: mean or peak hourly demand."""
-    return jnp.max(demand) if mode == "peak" else jnp.mean(demand)
+    return jnp.max(demand) if mode == "peak" else tree_sum(demand) / demand.shape[-1]
 
 
 def run_set(score: jax.Array, price: jax.Array, evicted: jax.Array, tgt: jax.Array,
@@ -37,6 +39,6 @@ def run_set(score: jax.Array, price: jax.Array, evicted: jax.Array, tgt: jax.Arr
     key = jnp.where(survivors, -(score / price), jnp.inf)
     order = jnp.argsort(key, stable=True)
     s_sorted = jnp.where(survivors[order], score[order], 0.0)
-    before = jnp.concatenate([jnp.zeros(1, s_sorted.dtype), jnp.cumsum(s_sorted)[:-1]])
+    before = jnp.concatenate([jnp.zeros(1, s_sorted.dtype), scan_sum(s_sorted)[:-1]])
     take = survivors[order] & (before < tgt)
     return jnp.zeros_like(survivors).at[order].set(take)

@@ -196,15 +196,14 @@ def read_trace_csv(path: str | Path) -> np.ndarray:
     if not path.exists():
         raise FileNotFoundError(2, "no such file", str(path))
     frame = pd.read_csv(path, header=None)
-    if frame.shape[1] > 1 or not np.issubdtype(frame.dtypes.iloc[0], np.number):
+    if frame.shape[1] > 1 or not pd.api.types.is_numeric_dtype(frame.dtypes.iloc[0]):
         frame = pd.read_csv(path)
         if "demand" not in frame.columns:
             v.fail("demand.trace_csv", str(path), "must hold one number a line or a 'demand' column")
         col = frame["demand"]
     else:
         col = frame.iloc[:, 0]
-    try:
-        col = pd.to_numeric(col)
-    except (TypeError, ValueError):
-        v.fail("demand.trace_csv", str(path), "must hold only numbers")
+    col = pd.to_numeric(col, errors="coerce")
+    if col.isna().any():
+        v.fail("demand.trace_csv", str(path), f"row {int(col.isna().to_numpy().argmax())}: must hold only numbers")
     return col.to_numpy()

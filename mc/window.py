@@ -8,6 +8,7 @@ import jax.numpy as jnp
 from . import _validate as v
 from ._hours import overlap
 from ._pytree import pytree_dataclass
+from ._reduce import tree_sum
 from ._random import normal
 from .dips import CardDips
 
@@ -46,7 +47,7 @@ def sigma(p: Window) -> jax.Array:
 
 def mean_rate(true_rate: jax.Array, dips: CardDips, p: Window) -> jax.Array:
     """(pool,) float32 tok/s: the window's mean rate ``m``."""
-    lost = jnp.sum(dips.depth * overlap(dips.begin, dips.end, -p.hours, 0.0), axis=-1)
+    lost = tree_sum(dips.depth * overlap(dips.begin, dips.end, -p.hours, 0.0))
     return true_rate * jnp.maximum(0.0, 1.0 - lost / p.hours)
 
 

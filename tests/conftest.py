@@ -28,3 +28,14 @@ def month_draws(sc: mc.Scenario, n: int, seed: int = 0):
     host = jax.tree_util.tree_map(np.asarray, draws)
     per_month = [jax.tree_util.tree_map(lambda x: x[i], host) for i in range(n)]
     return per_month, {k: np.asarray(v) for k, v in out.items()}
+
+
+@partial(jax.jit, static_argnums=(1,))
+def _draws(seed, n, sc):
+    keys = engine.month_keys(seed, np.uint32(0), n)
+    return jax.vmap(fleet.draw, in_axes=(0, None))(keys, sc)
+
+
+def batch_draws(sc: mc.Scenario, n: int, seed: int = 0) -> fleet.Draws:
+    """The draws of months 0..n-1, batched (leading axis n), as the engine makes them."""
+    return _draws(seed, n, sc)

@@ -27,6 +27,7 @@ def add_sampling(p: argparse.ArgumentParser, n: int) -> None:
     p.add_argument("--n", type=int, default=n, help=f"fleet-months to simulate (default {n:,})")
     p.add_argument("--seed", type=int, default=0, help="seed; month i uses fold_in(key(seed), i) (default 0)")
     p.add_argument("--chunk", type=int, default=None, help="fleet-months per device batch (default: automatic)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
 def atomic_write(path: str | Path, write) -> None:

@@ -1,0 +1,61 @@
+"""Accounting: capacity with dips, tokens, the exact ideal bill."""
+
+import itertools
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import mc
+from mc import accounting
+from mc.dips import CardDips
+
+
+def test_capacity_and_tokens_by_hand():
+    # Two run cards of 1000 tok/s; card 0 dips 0.5 over [10, 12.5); card 1 is off.
+    true = jnp.array([1000.0, 1000.0, 500.0])
+    run = jnp.array([True, True, False])
+    dips = CardDips(begin=jnp.array([[10.0], [-3.0], [5.0]]), end=jnp.array([[12.5], [-1.0], [50.0]]),
+                    depth=jnp.array([[0.5], [0.6], [0.6]]))
+    cap = np.asarray(accounting.hourly_capacity(true, run, dips))
+    assert cap[0] == 2000.0 and cap[10] == 1500.0 and cap[11] == 1500.0 and cap[12] == 1750.0
+    assert cap[13] == 2000.0
+    demand = jnp.full(730, 1800.0)
+    t = accounting.tokens(demand, jnp.asarray(cap))
+    assert float(t.demand) == pytest.approx(1800.0 * 730 * 3600, rel=1e-6)
+    unmet = (300 + 300 + 50) * 3600  # hours 10, 11, 12
+    assert float(t.unmet) == pytest.approx(unmet, rel=1e-5)
+    assert float(t.delivered) == pytest.approx(float(t.demand) - unmet, rel=1e-6)
+
+
+def test_idle_burn():
+    t = accounting.Tokens(*(jnp.float32(x) for x in (100.0, 25.0, 100.0, 75.0)))
+    assert float(accounting.idle_burn(jnp.float32(1000.0), t)) == pytest.approx(750.0)
+    zero = accounting.Tokens(*(jnp.float32(x) for x in (100.0, 0.0, 0.0, 100.0)))
+    assert float(accounting.idle_burn(jnp.float32(1000.0), zero)) == 1000.0
+
+
+def brute_ideal(true, pool, peak):
+    cents = pool.price_cents()
+    best = int(cents.sum())
+    for chosen in itertools.product([0, 1], repeat=len(true)):
+        if sum(t for t, c in zip(true, chosen) if c) >= peak:
+            best = min(best, int(sum(p for p, c in zip(cents, chosen) if c)))
+    return best
+
+
+@pytest.mark.parametrize("pool", ["6 x flagship", "3 x flagship + 4 x bargain",
+                                  "2 x bargain + 3 x flagship + 2 x bargain2"])
+@pytest.mark.parametrize("peak", [0.0, 5000.0, 14_000.0, 21_000.0, 1e6])
+def test_ideal_is_exact_minimum(pool, peak):
+    groups = []
+    for part in pool.split("+"):
+        n, name = part.split(" x ")
+        card = mc.CardClass("bargain2", 4000.0, 1700.0) if name.strip() == "bargain2" \
+            else mc.pool.card_class(name.strip())
+        groups.append((card, int(n)))
+    pool = mc.Pool(tuple(groups))
+    rng = np.random.default_rng(int(peak) + pool.size)
+    true = (pool.rated() * rng.uniform(0.6, 1.2, pool.size)).astype(np.float32)
+    got = int(accounting.ideal_cents(jnp.asarray(true), jnp.float32(peak), pool))
+    assert got == brute_ideal(true.astype(np.float64), pool, peak)
