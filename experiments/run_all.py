@@ -25,6 +25,8 @@ STUDIES = [  # (module, default fleet-months per point)
     ("pool_demand", 2_500),
     ("calibration", 2_500),
 ]
+FIGURES = ["fig_seed_stories", "fig_window_share", "fig_window_threshold", "fig_demand_runset",
+           "fig_lemons", "fig_pool_demand", "fig_calibration_pareto"]
 
 
 def main(argv=None) -> int:
@@ -52,7 +54,7 @@ def main(argv=None) -> int:
     if not args.no_figures:
         figs = ROOT / "figures"
         sys.path.insert(0, str(figs))
-        for script in sorted(figs.glob("fig_*.py")):
+        for script in (figs / f"{name}.py" for name in FIGURES):
             t = time.perf_counter()
             runpy.run_path(str(script), run_name="__main__")
             print(f"[{time.perf_counter() - start:5.0f} s] {script.name} in {time.perf_counter() - t:.1f} s",

@@ -10,7 +10,7 @@ import _data
 import style
 
 NAMES = ["golden-idler-steady", "golden-idler"]
-fig, axes = style.figure(2, width=style.FULL_WIDTH, height=2.8)
+fig, axes = style.figure(2, width=style.FULL_WIDTH, height=3.2)
 pal = dict(zip(["share", "threshold"], sns.color_palette("colorblind", 2)))
 for ax, name in zip(axes, NAMES):
     out = _data.RESULTS / "calibration" / name
@@ -36,9 +36,10 @@ for ax, name in zip(axes, NAMES):
                 label="recommended")
     ax.axvline(limit, color="0.4", ls=":", lw=1)
     ax.set_xscale("symlog", linthresh=0.01)
-    _data.pct(ax, "x")
+    ax.set_xticks([0, 0.01, 0.05, 0.1, 1], ["0", "1%", "5%", "10%", "100%"])
+    ax.set_xlim(-0.001, 1.1)
     ax.set_xlabel("P(any wrong eviction) (symlog; bars: 95% Wilson)")
     ax.set_title(name)
 axes[0].set_ylabel("convergence, mean (bars: 95% CI)")
-axes[1].legend(fontsize="x-small")
+_data.legend_below(fig, axes[1], "", ncols=3)
 style.save(fig, "fig_calibration_pareto")

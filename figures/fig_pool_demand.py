@@ -17,7 +17,9 @@ _data.lines(axes[1], cap, "demand_cards", "p", "pool size", lo="p_lo", hi="p_hi"
 axes[1].set_ylabel("P(capacity failure)\n(band: 95% Wilson)")
 for ax in axes:
     ax.set_xscale("log")
-    ax.set_xlabel("mean demand (cards' worth: tok/s ÷ 6,720, log)")
+    ax.set_xlabel("mean demand (cards' worth, ÷ 6,720 tok/s)")
+    ax.set_xticks([0.5, 1, 2, 5, 10, 20], ["0.5", "1", "2", "5", "10", "20"])
+    ax.minorticks_off()
     _data.pct(ax)
 axes[0].legend(title="pool (flagship)", fontsize="small")
 style.save(fig, "fig_pool_demand")
