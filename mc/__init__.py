@@ -5,7 +5,12 @@ them, month ``i`` on key ``fold_in(key(seed), i)``, and summarises the
 distribution.
 """
 
+from . import catalogue as catalogue
+from . import mix as mix
 from . import presets as presets
+from . import procurement as procurement
+from . import procurement_presets as procurement_presets
+from . import serving as serving
 from ._validate import ParamError as ParamError
 from .checks import Checks as Checks
 from .demand import Demand as Demand
@@ -20,6 +25,7 @@ from .pool import BARGAIN as BARGAIN
 from .pool import FLAGSHIP as FLAGSHIP
 from .pool import CardClass as CardClass
 from .pool import Pool as Pool
+from .procurement import Procurement as Procurement
 from .scenario import Scenario as Scenario
 from .scenario import load as load_scenario
 from .simulate import Result as Result
