@@ -69,13 +69,18 @@ def check_run_args(n: Any, seed: Any, chunk: Any, n_devices: int = 1,
     together) is a multiple of ``n_devices`` and no bigger than needed for ``n``."""
     n = v.count("n", n, lo=1, hi=MAX_N - 1)
     seed = v.count("seed", seed, lo=0, hi=2**31 - 1)
-    if chunk is None:
+    auto = chunk is None
+    if auto:
         chunk = DEFAULT_CHUNK.get(platform, DEFAULT_CHUNK["gpu"]) * n_devices
     else:
         chunk = v.count("chunk", chunk, lo=1, hi=2**24)
         if chunk % n_devices:
             v.fail("chunk", chunk, f"must be a multiple of the {n_devices} devices in use")
     per_device = -(-min(chunk, n) // n_devices)  # no more padding than one device's share
+    if auto:
+        # Small runs round up to a power of two (at least 256 a device), so runs of
+        # different n share a handful of compiled shapes instead of one each.
+        per_device = min(chunk // n_devices, max(256, 1 << (per_device - 1).bit_length()))
     return n, seed, per_device * n_devices
 
 

@@ -1,6 +1,15 @@
+import os
 from functools import partial
+from pathlib import Path
 
-import jax
+# Compiled months persist across the test session's processes (and across runs on
+# one machine), so each scenario shape compiles once. Set before jax is imported,
+# so subprocesses started by tests inherit it.
+_CACHE = Path(__file__).resolve().parents[1] / ".jax-cache"
+os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", str(_CACHE))
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.5")
+
+import jax  # noqa: E402
 import numpy as np
 import pytest
 

@@ -14,13 +14,17 @@ PRESET_KEYS = ["name", "n", "bill_mode", "bill_mode_share", "n_run_mode", "n_evi
                "n_wrong_p95", "shortfall_p50", "pass_capacity", "pass_convergence", "pass_eviction"]
 
 
+# Same N and seed as test_presets, so the compiled steps are shared.
+N = "3000"
+
+
 def test_presets_json(capsys):
-    assert main(["presets", "--n", "300", "--json", "--quiet"]) == 0
+    assert main(["presets", "--n", N, "--seed", "1", "--json", "--quiet"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [r["name"] for r in rows][:3] == ["golden-idler", "noise-evictor", "bargain-shortfall"]
     for r in rows:
         assert list(r) == PRESET_KEYS
-        assert r["n"] == 300
+        assert r["n"] == 3000
         for key in ("pass_capacity", "pass_convergence", "pass_eviction", "bill_mode_share"):
             assert 0.0 <= r[key] <= 1.0
     golden = rows[0]
@@ -28,16 +32,16 @@ def test_presets_json(capsys):
 
 
 def test_presets_table(capsys):
-    assert main(["presets", "--n", "200", "--quiet"]) == 0
+    assert main(["presets", "--n", N, "--seed", "1", "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "golden-idler" in out and "69,940.00" in out and "28,840.00" in out
 
 
 def test_run_writes_parquet(tmp_path, capsys):
     out = tmp_path / "r" / "months.parquet"
-    assert main(["run", "golden-idler", "--n", "100", "--out", str(out), "--quiet"]) == 0
+    assert main(["run", "golden-idler", "--n", "200", "--out", str(out), "--quiet"]) == 0
     df = pd.read_parquet(out)
-    assert len(df) == 100 and df.bill.iloc[0] == 69_940.0
+    assert len(df) == 200 and df.bill.iloc[0] == 69_940.0
     assert "modal bill $69,940.00" in capsys.readouterr().out
     assert [p.name for p in out.parent.iterdir()] == ["months.parquet"]  # no temporary left
 
@@ -45,7 +49,7 @@ def test_run_writes_parquet(tmp_path, capsys):
 def test_run_toml(tmp_path, capsys):
     path = tmp_path / "s.toml"
     path.write_text('preset = "golden-idler"\nrunset = "steady"\n')
-    assert main(["run", str(path), "--n", "100", "--json", "--quiet"]) == 0
+    assert main(["run", str(path), "--n", N, "--json", "--quiet"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["modes"]["bill"]["value"] == 25_740.0
 

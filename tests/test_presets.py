@@ -5,13 +5,16 @@ import pytest
 
 import mc
 
+# The CLI tests run the presets at the same N and seed, so one compiled step per
+# scenario shape serves both.
 N = 3000
+SEED = 1
 MONTH_S = 2_628_000
 
 
 @pytest.fixture(scope="module")
 def results():
-    return {name: mc.simulate(mc.presets.get(name), N, seed=1, keep_samples=True) for name in mc.presets.names()}
+    return {name: mc.simulate(mc.presets.get(name), N, seed=SEED) for name in mc.presets.names()}
 
 
 def inside_band(result, column, value):
@@ -26,11 +29,12 @@ def test_registry():
         mc.presets.get("nope")
 
 
-@pytest.mark.parametrize("name", ["golden-idler", "noise-evictor", "bargain-shortfall",
-                                  "golden-idler-steady", "noise-evictor-day", "bargain-flagship"])
-def test_each_preset_is_a_valid_month(name, results):
-    df = results[name].samples
-    assert len(df) == N and list(df.columns) == list(mc.OUTPUTS)
+# Two scenario shapes (the other presets share them), each compiled once for the
+# CLI and chunk tests too.
+@pytest.mark.parametrize("name", ["golden-idler", "noise-evictor", "golden-idler-steady", "noise-evictor-day"])
+def test_each_preset_is_a_valid_month(name):
+    df = mc.simulate(mc.presets.get(name), 200, seed=SEED, keep_samples=True).samples
+    assert len(df) == 200 and list(df.columns) == list(mc.OUTPUTS)
     # Money adds up to the cent, and nothing is negative or above the pool.
     cents = (df[["bill", "warm_bill", "churn_bill"]] * 100).round().astype(np.int64)
     assert (cents.bill == cents.warm_bill + cents.churn_bill).all()
@@ -60,8 +64,7 @@ def test_noise_evictor(results):
 def test_bargain_shortfall(results):
     r = results["bargain-shortfall"]
     assert r.summary["modes"]["bill"]["value"] == 28_840.00
-    rate = r.samples.delivered_tokens / MONTH_S
-    assert np.percentile(rate, 5) <= 61_015 <= np.percentile(rate, 95)
+    assert inside_band(r, "delivered_tokens", 61_015 * MONTH_S)
     assert inside_band(r, "shortfall", 0.32)
     assert r.summary["pass"]["capacity"]["rate"] == 0.0
 
@@ -75,10 +78,9 @@ def test_fix_improves_the_failed_check(fix, verdict, check, results):
     assert results[fix].summary["pass"][check]["rate"] > results[verdict].summary["pass"][check]["rate"] + 0.5
 
 
-@pytest.mark.parametrize("name", ["golden-idler-steady", "noise-evictor"])
-def test_results_do_not_depend_on_chunk(name):
-    sc = mc.presets.get(name)
-    runs = [mc.simulate(sc, 40, seed=3, chunk=c, keep_samples=True).samples for c in (1, 7, 4096)]
+def test_results_do_not_depend_on_chunk():
+    sc = mc.presets.get("noise-evictor")
+    runs = [mc.simulate(sc, 40, seed=3, chunk=c, keep_samples=True).samples for c in (1, 7, None)]
     for other in runs[1:]:
         assert runs[0].equals(other)
 
@@ -90,12 +92,8 @@ def test_seed_changes_results():
     assert not a.equals(b)
 
 
-def test_summary_matches_samples(results):
-    r = results["noise-evictor"]
-    df = r.samples
-    st = r.summary["stats"]["bill"]
-    assert st["mean"] == pytest.approx(df.bill.mean(), rel=1e-9)
-    assert st["p50"] == pytest.approx(np.percentile(df.bill, 50), abs=0.01)
-    k = int(df.pass_capacity.sum())
-    pr = r.summary["pass"]["capacity"]
-    assert pr["rate"] == k / N and pr["lo"] <= pr["rate"] <= pr["hi"]
+def test_pass_rates_have_wilson_intervals(results):
+    for r in results.values():
+        for pr in r.summary["pass"].values():
+            assert pr["n"] == N and pr["lo"] <= pr["rate"] <= pr["hi"]
+            assert pr["hi"] - pr["lo"] < 2 * 1.96 * 0.5 / np.sqrt(N) + 1e-9

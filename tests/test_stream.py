@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -39,13 +40,12 @@ def test_ctrl_c_prints_the_partial_summary():
     p = subprocess.Popen(cmd, env=ENV, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     err = b""
     deadline = time.monotonic() + 240
-    while b"months/s" not in err and b" months" not in err.split(b"\r")[-1] and time.monotonic() < deadline:
+    # Wait until the bar counts merged months ("| 2.05k/1.00G"), not just its first frame.
+    while not re.search(rb"\|\s*[1-9][\d.]*[kMG]?/", err) and time.monotonic() < deadline:
         chunk = os.read(p.stderr.fileno(), 4096)
         if not chunk:
             break
         err += chunk
-        if b"/s" in err:  # the bar has measured a rate: chunks are being merged
-            break
     assert p.poll() is None, err.decode(errors="replace")[-2000:]
     p.send_signal(signal.SIGINT)
     out, rest = p.communicate(timeout=120)
