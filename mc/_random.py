@@ -5,6 +5,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from ._bits import bits
 from ._reduce import scan_sum
 
 
@@ -25,14 +26,14 @@ def poisson_capped(u: jax.Array, mean: jax.Array, cap: int) -> jax.Array:
 
 
 def uniforms(key: jax.Array, shape: tuple[int, ...]) -> jax.Array:
-    """Float32 uniforms on the open interval (0, 1), from one call of the bit
-    generator (one generator call compiles and runs far faster than many).
+    """Float32 uniforms on the open interval (0, 1), from one call of the counter-hash
+    bit generator (``mc._bits``; one call compiles and runs far faster than many).
 
     The top 23 bits of each word, centred in their cell: never 0 or 1, so
     ``log`` and ``ndtri`` stay finite.
     """
-    bits = jax.random.bits(key, shape, jnp.uint32)
-    return ((bits >> 9).astype(jnp.float32) + 0.5) * jnp.float32(2.0**-23)
+    words = bits(key, shape)
+    return ((words >> 9).astype(jnp.float32) + 0.5) * jnp.float32(2.0**-23)
 
 
 def normal(u: jax.Array) -> jax.Array:

@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ._hours import SECONDS, per_hour
-from ._reduce import scan_sum, tree_sum
+from ._reduce import PAIRWISE_MAX, masked_sum, pairwise_rank, scan_sum, tree_sum
 from .dips import CardDips
 from .pool import Pool
 
@@ -92,13 +92,32 @@ def ideal_cents(true_rate: jax.Array, peak: jax.Array, pool: Pool) -> jax.Array:
     matters: enumerate counts of the smaller classes and search the largest.
     """
     last, combos, cents = _ideal_plan(pool)
-    cover = []  # per class: (n+1,) best-first cumulative true rate
-    for s in pool.slices:
-        best = -jnp.sort(-true_rate[s])
-        cover.append(jnp.concatenate([jnp.zeros(1, best.dtype), scan_sum(best)]))
-    rest = sum(cover[c][combos[:, c]] for c in range(len(cover)) if c != last) \
-        if len(cover) > 1 else jnp.zeros(1, true_rate.dtype)
-    k_last = jnp.searchsorted(cover[last], peak - rest, side="left").astype(jnp.int32)
+    if all(n <= PAIRWISE_MAX for n in pool.counts):
+        # Best-first cumulative cover per class as compensated (hi, lo) pairs:
+        # cover[k] = Σ_j [rank_j < k] t_j, ranks by pairwise comparison.
+        hi, lo = [], []
+        for s in pool.slices:
+            t = true_rate[s]
+            r = pairwise_rank(-t)
+            k = jnp.arange(t.shape[0] + 1)
+            h, l = masked_sum(r[None, :] < k[:, None], t)
+            hi.append(h)
+            lo.append(l)
+        if len(hi) > 1:
+            rest_hi = sum(hi[c][combos[:, c]] for c in range(len(hi)) if c != last)
+            rest_lo = sum(lo[c][combos[:, c]] for c in range(len(hi)) if c != last)
+        else:
+            rest_hi = rest_lo = jnp.zeros(1, true_rate.dtype)
+        short = ((hi[last][None, :] - peak) + rest_hi[:, None]) + (lo[last][None, :] + rest_lo[:, None]) < 0
+        k_last = jnp.sum(short, axis=-1, dtype=jnp.int32)
+    else:
+        cover = []  # per class: (n+1,) best-first cumulative true rate
+        for s in pool.slices:
+            best = -jnp.sort(-true_rate[s])
+            cover.append(jnp.concatenate([jnp.zeros(1, best.dtype), scan_sum(best)]))
+        rest = sum(cover[c][combos[:, c]] for c in range(len(cover)) if c != last) \
+            if len(cover) > 1 else jnp.zeros(1, true_rate.dtype)
+        k_last = jnp.searchsorted(cover[last], peak - rest, side="left").astype(jnp.int32)
     feasible = k_last <= pool.counts[last]
     cost = jnp.asarray(combos @ cents) + k_last * cents[last]
     whole = int(np.dot(pool.counts, cents))

@@ -7,6 +7,7 @@ import jax.numpy as jnp
 
 from . import _validate as v
 from ._pytree import pytree_dataclass
+from ._reduce import median as _median
 from .pool import Pool
 
 
@@ -27,7 +28,7 @@ class Checks:
 
 def wrong(true_rate: jax.Array, evicted: jax.Array, pool: Pool) -> jax.Array:
     """(pool,) bool: evicted cards at or above their class's median true rate."""
-    median = jnp.concatenate([jnp.broadcast_to(jnp.median(true_rate[s]), (s.stop - s.start,))
+    median = jnp.concatenate([jnp.broadcast_to(_median(true_rate[s]), (s.stop - s.start,))
                               for s in pool.slices])
     return evicted & (true_rate >= median)
 

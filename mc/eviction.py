@@ -9,6 +9,7 @@ import jax.numpy as jnp
 
 from . import _validate as v
 from ._pytree import pytree_dataclass
+from ._reduce import PAIRWISE_MAX, median, pairwise_rank
 
 POLICIES = ("share", "threshold")
 
@@ -41,6 +42,8 @@ class Eviction:
 
 def rank(x: jax.Array) -> jax.Array:
     """(n,) int32 position of each element in ascending order, ties by index."""
+    if x.shape[0] <= PAIRWISE_MAX:
+        return pairwise_rank(x)
     order = jnp.argsort(x, stable=True)
     return jnp.zeros(x.shape, jnp.int32).at[order].set(jnp.arange(x.shape[0], dtype=jnp.int32))
 
@@ -57,4 +60,4 @@ def evict(rel: jax.Array, limit: jax.Array, p: Eviction) -> jax.Array:
         return lowest
     # Cards below the threshold are a prefix of the ascending order, so the
     # cap keeps the lowest of them.
-    return lowest & (rel < p.theta * jnp.median(rel))
+    return lowest & (rel < p.theta * median(rel))

@@ -127,8 +127,11 @@ def outcome(d, sc: Scenario) -> dict[str, np.ndarray]:
         key = np.where(survivors, -(score / cents.astype(f32)), np.inf)
         order = np.argsort(key, axis=1, kind="stable")
         s_sorted = np.where(np.take_along_axis(survivors, order, 1), np.take_along_axis(score, order, 1), 0)
-        before = np.cumsum(s_sorted, axis=1) - s_sorted
-        take = np.take_along_axis(survivors, order, 1) & (before < target[:, None])
+        # Exclusive prefix sums in float64: the core's compensated sums decide
+        # near-ties like exact arithmetic does.
+        inc = np.cumsum(s_sorted, axis=1, dtype=np.float64)
+        before = np.concatenate([np.zeros((batch, 1)), inc[:, :-1]], axis=1)
+        take = np.take_along_axis(survivors, order, 1) & (before < target[:, None].astype(np.float64))
         run = np.zeros_like(survivors)
         np.put_along_axis(run, order, take, axis=1)
 
@@ -151,11 +154,10 @@ def outcome(d, sc: Scenario) -> dict[str, np.ndarray]:
     cover = []
     for s in pool.slices:
         best = -np.sort(-true[:, s], axis=1)
-        cover.append(np.concatenate([np.zeros((batch, 1), f32), np.cumsum(best, axis=1)], axis=1))
+        cover.append(np.concatenate([np.zeros((batch, 1)), np.cumsum(best, axis=1, dtype=np.float64)], axis=1))
     rest = sum(cover[c][:, combos[:, c]] for c in range(len(cover)) if c != last) \
-        if len(cover) > 1 else np.zeros((batch, 1), f32)
-    need = peak[:, None] - rest  # (B, combos)
-    k_last = np.sum(cover[last][:, None, :] < need[..., None], axis=-1)
+        if len(cover) > 1 else np.zeros((batch, 1))
+    k_last = np.sum(cover[last][:, None, :] + rest[..., None] < peak[:, None, None].astype(np.float64), axis=-1)
     cost = (combos @ class_cents.astype(np.int64))[None, :] + k_last * int(class_cents[last])
     whole = int(np.dot(pool.counts, class_cents.astype(np.int64)))
     ideal = np.where(k_last <= pool.counts[last], cost, whole).min(axis=1)

@@ -7,7 +7,7 @@ import jax.numpy as jnp
 
 from . import _validate as v
 
-from ._reduce import scan_sum, tree_sum
+from ._reduce import PAIRWISE_MAX, masked_sum, pairwise_rank, scan_sum, tree_sum
 
 MODES = ("steady", "peak", "all")
 
@@ -37,6 +37,13 @@ def run_set(score: jax.Array, price: jax.Array, evicted: jax.Array, tgt: jax.Arr
     if mode == "all":
         return survivors
     key = jnp.where(survivors, -(score / price), jnp.inf)
+    if key.shape[0] <= PAIRWISE_MAX:
+        # Scores of the cards ahead of each card, as an exact-to-float64-ish
+        # compensated sum, so a sum within an ulp of the target is decided
+        # as the exact arithmetic of SPEC §1.6 decides it.
+        r = pairwise_rank(key)
+        hi, lo = masked_sum(r[None, :] < r[:, None], jnp.where(survivors, score, 0.0))
+        return survivors & ((hi - tgt) + lo < 0)
     order = jnp.argsort(key, stable=True)
     s_sorted = jnp.where(survivors[order], score[order], 0.0)
     before = jnp.concatenate([jnp.zeros(1, s_sorted.dtype), scan_sum(s_sorted)[:-1]])
