@@ -78,3 +78,25 @@ def pct(ax, axis: str = "y") -> None:
 def ci_half(d: pd.DataFrame) -> np.ndarray:
     """95% normal half-width of a mean from its std and n."""
     return 1.959963984540054 * d["std"].to_numpy() / np.sqrt(d["n"].to_numpy())
+
+
+def window_panels(name: str, hue: str, fmt, legend: str, out: str) -> None:
+    """The three window-study panels (median convergence, P(any wrong eviction),
+    P(capacity failure)) against the window, one line per value of ``hue``."""
+    import style
+
+    t = sweep(name)
+    fig, axes = style.figure(3, width=style.FULL_WIDTH, height=2.7)
+    lines(axes[0], stat(t, "convergence"), "window.hours", "p50", hue, lo="p5", hi="p95", fmt=fmt,
+          band=False, dodge=0.06)
+    axes[0].axhline(0.90, color="0.4", ls=":", lw=1)
+    axes[0].set_ylabel("convergence, median\n(bars: 5–95% of months)")
+    for ax, check, label in ((axes[1], "eviction", "P(any wrong eviction)"),
+                             (axes[2], "capacity", "P(capacity failure)")):
+        lines(ax, risk(t, check), "window.hours", "p", hue, lo="p_lo", hi="p_hi", fmt=fmt)
+        ax.set_ylabel(f"{label}\n(band: 95% Wilson)")
+        pct(ax)
+    for ax in axes:
+        window_axis(ax, label=True)
+    legend_below(fig, axes[1], legend)
+    style.save(fig, out)

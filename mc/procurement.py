@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -24,6 +23,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
+from . import _toml
 from . import _validate as v
 from . import engine, summary
 from ._hours import HOURS, SECONDS
@@ -319,11 +319,7 @@ def _unit_profile(d: Demand) -> np.ndarray:
 def load(path: str | Path) -> Procurement:
     """A procurement from a TOML file; ``preset = "name"`` starts from a preset."""
     path = Path(path)
-    with path.open("rb") as fh:
-        try:
-            data = tomllib.load(fh)
-        except tomllib.TOMLDecodeError as err:
-            v.fail(str(path), "TOML", f"is not valid TOML ({err})")
+    data = _toml.read(path)
     base = None
     if "preset" in data:
         from . import procurement_presets

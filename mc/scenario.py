@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import tomllib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from . import _toml
 from . import _validate as v
 from ._pytree import pytree_dataclass
 from .accounting import churn_cents
@@ -170,11 +170,7 @@ def load(path: str | Path) -> Scenario:
     ``demand.trace_csv = "file.csv"`` reads a trace (one value a line, or a
     column named ``demand``) relative to the TOML file."""
     path = Path(path)
-    with path.open("rb") as fh:
-        try:
-            data = tomllib.load(fh)
-        except tomllib.TOMLDecodeError as err:
-            v.fail(str(path), "TOML", f"is not valid TOML ({err})")
+    data = _toml.read(path)
     base = None
     if "preset" in data:
         from . import presets
