@@ -2,6 +2,7 @@
 
 import itertools
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -17,11 +18,11 @@ def test_capacity_and_tokens_by_hand():
     run = jnp.array([True, True, False])
     dips = CardDips(begin=jnp.array([[10.0], [-3.0], [5.0]]), end=jnp.array([[12.5], [-1.0], [50.0]]),
                     depth=jnp.array([[0.5], [0.6], [0.6]]))
-    cap = np.asarray(accounting.hourly_capacity(true, run, dips))
+    cap = np.asarray(jax.jit(accounting.hourly_capacity)(true, run, dips))
     assert cap[0] == 2000.0 and cap[10] == 1500.0 and cap[11] == 1500.0 and cap[12] == 1750.0
     assert cap[13] == 2000.0
     demand = jnp.full(730, 1800.0)
-    t = accounting.tokens(demand, jnp.asarray(cap))
+    t = jax.jit(accounting.tokens)(demand, jnp.asarray(cap))
     assert float(t.demand) == pytest.approx(1800.0 * 730 * 3600, rel=1e-6)
     unmet = (300 + 300 + 50) * 3600  # hours 10, 11, 12
     assert float(t.unmet) == pytest.approx(unmet, rel=1e-5)
@@ -33,6 +34,9 @@ def test_idle_burn():
     assert float(accounting.idle_burn(jnp.float32(1000.0), t)) == pytest.approx(750.0)
     zero = accounting.Tokens(*(jnp.float32(x) for x in (100.0, 0.0, 0.0, 100.0)))
     assert float(accounting.idle_burn(jnp.float32(1000.0), zero)) == 1000.0
+
+
+_ideal = jax.jit(accounting.ideal_cents, static_argnums=2)
 
 
 def brute_ideal(true, pool, peak):
@@ -57,5 +61,5 @@ def test_ideal_is_exact_minimum(pool, peak):
     pool = mc.Pool(tuple(groups))
     rng = np.random.default_rng(int(peak) + pool.size)
     true = (pool.rated() * rng.uniform(0.6, 1.2, pool.size)).astype(np.float32)
-    got = int(accounting.ideal_cents(jnp.asarray(true), jnp.float32(peak), pool))
+    got = int(_ideal(jnp.asarray(true), jnp.float32(peak), pool))
     assert got == brute_ideal(true.astype(np.float64), pool, peak)

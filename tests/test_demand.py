@@ -34,7 +34,7 @@ def test_bursty_mean_matches_expectation():
     sc = mc.presets.get("golden-idler").replace({"demand": dict(shape="bursty", level=10_000, burst_rate=4,
                                                                 burst_height=20_000, burst_hours=6)})
     d = batch_draws(sc, 3000)
-    D = np.asarray(jax.vmap(lambda x: demand.profile(x, p))(d.demand), np.float64)
+    D = np.asarray(jax.jit(jax.vmap(lambda x: demand.profile(x, p)))(d.demand), np.float64)
     extra = D.mean(axis=1) - 10_000
     # Each burst adds 20,000 × 6 tok/s-hours (less at the month's end) over 730 h.
     per_burst = 20_000 * 6 / 730

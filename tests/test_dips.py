@@ -19,7 +19,7 @@ def placed(hours, max_count=24, rate=2.0):
     sc = mc.presets.get("golden-idler").replace({"window.hours": hours, "dips.max_count": max_count,
                                                  "dips.rate": rate})
     d = batch_draws(sc, N_MONTHS)
-    cd = jax.vmap(lambda x: dips.place(x, sc.window.hours, sc.dips))(d.dips)  # per month
+    cd = jax.jit(jax.vmap(lambda x: dips.place(x, sc.window.hours, sc.dips)))(d.dips)  # per month
     return sc, {k: np.asarray(v).reshape(-1, max_count) for k, v in cd._asdict().items()}
 
 

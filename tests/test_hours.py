@@ -1,5 +1,6 @@
 """The O(intervals + hours) spreading of intervals over the month's hours."""
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from hypothesis import given, settings
@@ -16,6 +17,7 @@ def brute(begin, end, weight):
     return out
 
 
+_per_hour = jax.jit(per_hour)
 interval = st.tuples(st.floats(-200, 800, width=32), st.floats(0, 300, width=32),
                      st.floats(0, 5000, width=32))
 
@@ -26,7 +28,10 @@ def test_per_hour_matches_brute_force(intervals):
     b = np.array([i[0] for i in intervals], np.float32)
     e = b + np.array([i[1] for i in intervals], np.float32)
     w = np.array([i[2] for i in intervals], np.float32)
-    got = np.asarray(per_hour(jnp.asarray(b), jnp.asarray(e), jnp.asarray(w)))
+    # Padded to 12 intervals of zero weight: one compiled shape for every example.
+    pad = 12 - b.size
+    bp, ep, wp = (np.pad(x, (0, pad)) for x in (b, e, w))
+    got = np.asarray(_per_hour(jnp.asarray(bp), jnp.asarray(ep), jnp.asarray(wp)))
     np.testing.assert_allclose(got, brute(b, e, w), atol=1e-3 * max(1.0, w.sum()), rtol=1e-5)
 
 
@@ -35,7 +40,7 @@ def test_per_hour_edges():
     b = jnp.array([3.25, 9.5, -5.0, 728.5, 100.0])
     e = jnp.array([3.75, 12.25, 1.5, 740.0, 100.0])
     w = jnp.array([1.0, 2.0, 4.0, 8.0, 16.0])
-    got = np.asarray(per_hour(b, e, w))
+    got = np.asarray(_per_hour(b, e, w))
     expect = np.zeros(HOURS)
     expect[3] = 0.5
     expect[9], expect[10], expect[11], expect[12] = 1.0, 2.0, 2.0, 0.5
