@@ -21,8 +21,9 @@ def number(field: str, value: Any, *, lo: float | None = None, hi: float | None 
 
     The interval is written in the error exactly as checked, e.g. ``must be in [0, 1)``.
     """
-    lo_s = "-inf" if lo is None else f"{lo:g}"
-    hi_s = "inf" if hi is None else f"{hi:g}"
+    fmt = (lambda x: f"{int(x):,}") if integer else (lambda x: f"{x:g}")
+    lo_s = "-inf" if lo is None else fmt(lo)
+    hi_s = "inf" if hi is None else fmt(hi)
     allowed = f"must be {'an integer' if integer else 'a number'} in " \
               f"{'(' if lo_open or lo is None else '['}{lo_s}, {hi_s}{')' if hi_open or hi is None else ']'}"
     if isinstance(value, bool) or not isinstance(value, (int, float)) and not _is_np_number(value):
