@@ -245,10 +245,7 @@ class Accumulator:
                 i = int(np.argmax(cnt)) if cnt.size else 0
                 value = values[i].item() if col in MONEY else int(raw[i])
                 modes[col] = {"value": value, "share": float(cnt[i] / n) if n else math.nan}
-        passes = {}
-        for name, k in zip(PASSES, self.passed.tolist()):
-            lo, hi = summ.wilson(k, n)
-            passes[name[len("pass_"):]] = {"rate": k / n if n else math.nan, "lo": lo, "hi": hi, "n": n}
+        passes = {name[len("pass_"):]: summ.pass_count(k, n) for name, k in zip(PASSES, self.passed.tolist())}
         return {"n": n, "stats": stats, "pass": passes, "modes": {c: modes[c] for c in MODE_COLUMNS},
                 "quantile_error": qerr}
 

@@ -45,12 +45,16 @@ def mode(x: np.ndarray) -> tuple[float, float]:
     return values[i].item(), counts[i] / counts.sum()
 
 
+def pass_count(k: int, n: int) -> dict[str, float]:
+    """Pass rate of ``k`` passes in ``n`` months with its 95% Wilson interval."""
+    lo, hi = wilson(k, n)
+    return {"rate": k / n if n else math.nan, "lo": lo, "hi": hi, "n": n}
+
+
 def pass_rate(passed: np.ndarray) -> dict[str, float]:
     """Pass rate of a boolean check with its 95% Wilson interval."""
     passed = np.asarray(passed, dtype=bool)
-    k, n = int(passed.sum()), passed.size
-    lo, hi = wilson(k, n)
-    return {"rate": k / n if n else math.nan, "lo": lo, "hi": hi, "n": n}
+    return pass_count(int(passed.sum()), passed.size)
 
 
 def summarize(samples: Mapping[str, np.ndarray]) -> dict:
