@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._hours import SECONDS, per_hour
+from ._hours import HOURS, SECONDS, month_sums
 from ._reduce import PAIRWISE_MAX, masked_sum, pairwise_rank, scan_sum, tree_sum
 from .dips import CardDips
 from .pool import Pool
@@ -26,25 +26,18 @@ class Tokens(NamedTuple):
     unmet: jax.Array  # () float32 tokens demanded and not served
 
 
-def hourly_capacity(true_rate: jax.Array, run: jax.Array, dips: CardDips) -> jax.Array:
-    """(730,) float32 tok/s: ``C_h``, the run set's rate less its dips' losses.
+def month_tokens(true_rate: jax.Array, run: jax.Array, dips: CardDips, demand: jax.Array) -> Tokens:
+    """The month's token totals from hourly demand (730,) tok/s and the run set's
+    hourly capacity ``C_h``: the run cards' true rates less their dips' losses.
 
     Overlapping losses add and the sum is clamped at zero for the fleet
-    (SPEC §1.3), which keeps the pass O(dips + hours).
+    (SPEC §1.3), which keeps the pass O(dips + hours) (``mc._hours.month_sums``).
     """
     rate = jnp.where(run, true_rate, 0.0)
-    lost = per_hour(dips.begin, dips.end, dips.depth * rate[:, None])
-    return jnp.maximum(0.0, tree_sum(rate) - lost)
-
-
-def tokens(demand: jax.Array, capacity: jax.Array) -> Tokens:
-    """Month totals from (730,) tok/s hourly demand and capacity."""
-    hour = SECONDS / 730
-    # The four quantities summed in one pass (one tree of adds over a (4, 730)
-    # array): as four separate sums XLA fuses the capacity pass (scatter,
-    # prefix sum) into each of them and recomputes it.
-    both = jnp.stack([demand, jnp.minimum(demand, capacity), capacity, jnp.maximum(0.0, demand - capacity)])
-    t = tree_sum(both) * hour
+    slots = dips.begin.shape[-1]
+    count = jnp.full(rate.shape, slots, jnp.int32) if dips.count is None else dips.count
+    t = month_sums(dips.begin, dips.end, dips.depth * rate[:, None], jnp.where(run, count, 0),
+                   tree_sum(rate), demand) * (SECONDS / HOURS)
     return Tokens(t[0], t[1], t[2], t[3])
 
 

@@ -44,6 +44,7 @@ class CardDips(NamedTuple):
     begin: jax.Array  # (pool, max_count) float32 h, in [-W, 730)
     end: jax.Array  # (pool, max_count) float32 h
     depth: jax.Array  # (pool, max_count) float32, zero where no dip
+    count: jax.Array | None = None  # (pool,) int32 live (leading) slots; None: all
 
 
 def uniforms_needed(p: Dips) -> int:
@@ -69,4 +70,4 @@ def place(d: DipDraws, window: jax.Array, p: Dips) -> CardDips:
     begin = -window + d.u_begin * (HOURS + window)
     end = begin + p.mean_hours * d.e_length
     depth = p.depth_lo + d.u_depth * (p.depth_hi - p.depth_lo)
-    return CardDips(begin, end, jnp.where(live, depth, 0.0))
+    return CardDips(begin, end, jnp.where(live, depth, 0.0), n)

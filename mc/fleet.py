@@ -67,8 +67,7 @@ def outcome(d: Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Arr
     run = runset.run_set(score, cents.astype(jnp.float32), evicted,
                          runset.target(hourly_demand, sc.runset), sc.runset)
 
-    capacity = accounting.hourly_capacity(true_rate, run, card_dips)
-    tok = accounting.tokens(hourly_demand, capacity)
+    tok = accounting.month_tokens(true_rate, run, card_dips, hourly_demand)
     warm = accounting.bill_cents(run, cents)
     churn = accounting.bill_cents(evicted, sc.churn_cents)
     bill = warm + churn

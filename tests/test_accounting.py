@@ -12,21 +12,33 @@ from mc import accounting
 from mc.dips import CardDips
 
 
-def test_capacity_and_tokens_by_hand():
+def test_tokens_by_hand():
     # Two run cards of 1000 tok/s; card 0 dips 0.5 over [10, 12.5); card 1 is off.
     true = jnp.array([1000.0, 1000.0, 500.0])
     run = jnp.array([True, True, False])
     dips = CardDips(begin=jnp.array([[10.0], [-3.0], [5.0]]), end=jnp.array([[12.5], [-1.0], [50.0]]),
                     depth=jnp.array([[0.5], [0.6], [0.6]]))
-    cap = np.asarray(jax.jit(accounting.hourly_capacity)(true, run, dips))
-    assert cap[0] == 2000.0 and cap[10] == 1500.0 and cap[11] == 1500.0 and cap[12] == 1750.0
-    assert cap[13] == 2000.0
     demand = jnp.full(730, 1800.0)
-    t = jax.jit(accounting.tokens)(demand, jnp.asarray(cap))
+    t = jax.jit(accounting.month_tokens)(true, run, dips, demand)
+    # Capacity 2000 except hours 10, 11 (1500) and 12 (1750): unmet 300 + 300 + 50.
     assert float(t.demand) == pytest.approx(1800.0 * 730 * 3600, rel=1e-6)
-    unmet = (300 + 300 + 50) * 3600  # hours 10, 11, 12
+    assert float(t.capacity) == pytest.approx((2000.0 * 730 - 500 - 500 - 250) * 3600, rel=1e-6)
+    unmet = (300 + 300 + 50) * 3600
     assert float(t.unmet) == pytest.approx(unmet, rel=1e-5)
     assert float(t.delivered) == pytest.approx(float(t.demand) - unmet, rel=1e-6)
+
+
+@pytest.mark.parametrize("count", [[1, 0, 1], [0, 0, 0]])
+def test_tokens_ignore_slots_past_count(count):
+    # Slots past a card's live count (and cards not run) lose nothing.
+    true = jnp.array([1000.0, 1000.0, 500.0])
+    run = jnp.array([True, True, False])
+    dips = CardDips(begin=jnp.array([[10.0, 20.0]] * 3), end=jnp.array([[12.0, 30.0]] * 3),
+                    depth=jnp.full((3, 2), 0.5), count=jnp.array(count, jnp.int32))
+    t = jax.jit(accounting.month_tokens)(true, run, dips, jnp.full(730, 3000.0))
+    lost = 500.0 * 2 * count[0] + 500.0 * 2 * count[1]
+    assert float(t.capacity) == pytest.approx((2000.0 * 730 - lost) * 3600, rel=1e-6)
+    assert float(t.unmet) == pytest.approx((1000.0 * 730 + lost) * 3600, rel=1e-6)
 
 
 def test_idle_burn():
