@@ -42,6 +42,7 @@ def pairwise_rank(x: jax.Array) -> jax.Array:
     ``rank_i = #{j : x_j < x_i or (x_j == x_i and j < i)}``."""
     n = x.shape[-1]
     idx = jnp.arange(n)
+    x = materialise(x)  # else its producers run once per pair
     xi, xj = x[:, None], x[None, :]
     before = (xj < xi) | ((xj == xi) & (idx[None, :] < idx[:, None]))
     return jnp.sum(before, axis=-1, dtype=jnp.int32)
@@ -58,6 +59,7 @@ def masked_sum(mask: jax.Array, x: jax.Array) -> tuple[jax.Array, jax.Array]:
     """``Σ_j mask[i, j] · x[j]`` for each i, compensated: ``(hi, lo)`` whose sum
     is the exact sum to about twice float32 precision, added in index order (so
     the bits do not depend on the batch shape). ``mask``: (n, n) bool."""
+    x = materialise(x)  # else its producers run once per term
     hi = jnp.zeros(mask.shape[:1], x.dtype)
     lo = jnp.zeros(mask.shape[:1], x.dtype)
     for j in range(x.shape[-1]):
@@ -92,3 +94,24 @@ def int_cumsum(x: jax.Array, block: int = 32) -> jax.Array:
     last = y[..., -1]
     offset = jnp.cumsum(last, axis=-1) - last
     return (y + offset[..., None]).reshape(x.shape[:-1] + (nb * block,))[..., :n]
+
+
+def materialise(x):
+    """``x`` (an array or a pytree of arrays) unchanged, computed once into memory.
+
+    XLA fuses cheap elementwise producers into every consumer, so a value read
+    by many consumers (a month's block of random words, a card's score in a
+    pairwise comparison) is recomputed in each of them. XLA:CPU drops
+    ``optimization_barrier`` before fusion, but it does not fuse across a loop
+    whose trip count it cannot know, nor hoist a value the body may change.
+    The loop runs once and keeps ``x`` (its select can only pick ``x``).
+    """
+    leaves = jax.tree_util.tree_leaves(x)
+    first = leaves[0].reshape(-1)[0]
+    go = (first == first).astype(jnp.int32)  # 1 (0 for NaN), known only at run time
+
+    def once(c):
+        n, y = c
+        return n - 1, jax.tree_util.tree_map(lambda a: jnp.where(n > 1, jnp.zeros_like(a), a), y)
+
+    return jax.lax.while_loop(lambda c: c[0] > 0, once, (go, x))[1]

@@ -14,6 +14,7 @@ import jax.numpy as jnp
 
 from . import accounting, checks, demand, dips, eviction, lottery, runset, window
 from ._random import uniforms
+from ._reduce import materialise
 from .scenario import Scenario
 
 # Per-month outputs (SPEC §2); money is int32 cents until the host converts it.
@@ -42,7 +43,9 @@ def draw(key: jax.Array, sc: Scenario) -> Draws:
     n_dips = dips.uniforms_needed(sc.dips)
     per_card = lottery.UNIFORMS + 1 + n_dips
     k_cards, k_demand = jax.random.split(key)
-    u = uniforms(k_cards, (sc.pool.size, per_card))
+    # Materialised once: otherwise XLA fuses the bit hash into each consumer
+    # and recomputes card blocks of words inside every pairwise comparison.
+    u = materialise(uniforms(k_cards, (sc.pool.size, per_card)))
     u_demand = uniforms(k_demand, (demand.uniforms_needed(sc.demand),))
     return Draws(lottery.draw(u[:, :lottery.UNIFORMS]), dips.draw(u[:, lottery.UNIFORMS + 1:], sc.dips),
                  window.draw(u[:, lottery.UNIFORMS]), demand.draw(u_demand, sc.demand))
@@ -58,14 +61,16 @@ def outcome(d: Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Arr
     rated = jnp.asarray(pool.rated())
     cents = jnp.asarray(pool.price_cents())
 
-    true_rate = rated * lottery.quality(d.lottery, sc.lottery)
-    card_dips = dips.place(d.dips, sc.window.hours, sc.dips)
-    score = window.score(window.mean_rate(true_rate, card_dips, sc.window), d.noise, sc.window)
+    # Values read by many consumers are materialised once (``materialise``):
+    # XLA would otherwise recompute them inside each pairwise comparison.
+    true_rate, card_dips = materialise((rated * lottery.quality(d.lottery, sc.lottery),
+                                        dips.place(d.dips, sc.window.hours, sc.dips)))
+    score = materialise(window.score(window.mean_rate(true_rate, card_dips, sc.window), d.noise, sc.window))
 
     evicted = eviction.evict(score / rated, sc.evict_limit, sc.eviction)
     hourly_demand = demand.profile(d.demand, sc.demand)
-    run = runset.run_set(score, cents.astype(jnp.float32), evicted,
-                         runset.target(hourly_demand, sc.runset), sc.runset)
+    run = materialise(runset.run_set(score, cents.astype(jnp.float32), evicted,
+                                     runset.target(hourly_demand, sc.runset), sc.runset))
 
     tok = accounting.month_tokens(true_rate, run, card_dips, hourly_demand)
     warm = accounting.bill_cents(run, cents)
