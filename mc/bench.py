@@ -49,7 +49,7 @@ def time_numpy(sc, batch: int, seconds: float) -> dict:
     return {"batch": batch, "n": n, "seconds": dt, "months_per_s": n / dt}
 
 
-def run(chunks=(1024, 4096, 16384, 65536), numpy_batches=(1024, 4096), seconds: float = 3.0,
+def run(chunks=(512, 1024, 4096, 16384), numpy_batches=(1024, 4096), seconds: float = 3.0,
         scenario: str = STANDARD, devices=None) -> dict:
     """Engine months/s per chunk size and NumPy months/s per batch, with the ratio
     of the best of each, all measured in this one run."""

@@ -38,7 +38,7 @@ MonthFn = Callable[[jax.Array, Any], dict]
 # each device's share of a chunk inside ``shard_map`` (collectives over "fleet").
 Reducer = Callable[[dict, jax.Array, Any], Any]
 AXIS = "fleet"
-DEFAULT_CHUNK = {"cpu": 8192, "gpu": 1 << 20}  # fleet-months per device per step
+DEFAULT_CHUNK = {"cpu": 1024, "gpu": 1 << 20}  # fleet-months per device per step (CPU: cache-sized)
 MAX_N = 2**32  # month indices are uint32
 
 
@@ -118,6 +118,15 @@ def step_fn(month_fn: MonthFn, reducer: Reducer | None, devices: tuple, chunk: i
     return jax.jit(fn)
 
 
+def _replicated(tree: Any, devices: tuple) -> Any:
+    """``tree`` with every array leaf (Python numbers included) replicated on
+    ``devices``; in a multi-process run leaves stay on the host (each process
+    passes its own copy to the step)."""
+    if jax.process_count() > 1:
+        return tree
+    return jax.device_put(tree, NamedSharding(_mesh(devices), P()))
+
+
 def to_host(x: jax.Array) -> np.ndarray:
     """A device array on this host: replicated arrays from the local copy; an
     array sharded across processes gathered from all of them."""
@@ -194,6 +203,8 @@ def stream(month_fn: MonthFn, params: Any, n: int, *, reducer: Reducer, merge: C
     devs = device_list(devices)
     n, seed, chunk = check_run_args(n, seed, chunk, len(devs), devs[0].platform)
     fn = step_fn(month_fn, reducer, tuple(devs), chunk)
+    # Parameters go to the devices once, not with every chunk's call.
+    params, aux = _replicated((params, aux), tuple(devs))
     run = Run(n)
     with interruptible() as stop, progress_bar(n, progress) as bar:
         pending = None  # (device result, months)
@@ -222,6 +233,7 @@ def first_chunk(month_fn: MonthFn, params: Any, n: int, *, reducer: Reducer, aux
     devs = device_list(devices)
     n, seed, chunk = check_run_args(n, seed, chunk, len(devs), devs[0].platform)
     fn = step_fn(month_fn, reducer, tuple(devs), chunk)
+    params, aux = _replicated((params, aux), tuple(devs))
     out = fn(np.int32(seed), np.uint32(0), np.int32(min(chunk, n)), params, aux)
     return jax.tree_util.tree_map(to_host, out)
 

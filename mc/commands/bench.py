@@ -34,8 +34,8 @@ def register(sub) -> None:
                        description="Time the standard month (golden-idler-steady, dips on, hourly "
                        "capacity) on the current backend at several chunk sizes, and a vectorized "
                        "NumPy implementation of the same month in the same run.")
-    p.add_argument("--chunks", type=int, nargs="+", default=[1024, 4096, 16384, 65536],
-                   help="engine chunk sizes, months per step (default 1024 4096 16384 65536)")
+    p.add_argument("--chunks", type=int, nargs="+", default=[512, 1024, 4096, 16384],
+                   help="engine chunk sizes, months per step (default 512 1024 4096 16384)")
     p.add_argument("--numpy-batches", type=int, nargs="+", default=[1024, 4096],
                    help="NumPy batch sizes (default 1024 4096)")
     p.add_argument("--seconds", type=float, default=3.0, help="time per measurement (default 3)")
