@@ -14,6 +14,8 @@ import jax.numpy as jnp
 
 def tree_sum(x: jax.Array) -> jax.Array:
     """Pairwise sum over the last axis (zero-padded to even at each level)."""
+    if x.shape[-1] == 0:  # e.g. no dip slots (dips.max_count = 0)
+        return jnp.zeros(x.shape[:-1], x.dtype)
     while x.shape[-1] > 1:
         if x.shape[-1] % 2:
             x = jnp.concatenate([x, jnp.zeros(x.shape[:-1] + (1,), x.dtype)], axis=-1)

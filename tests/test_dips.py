@@ -62,3 +62,12 @@ def test_starts_lengths_depths(hours):
     assert abs(length.std() - 4.0) < 5 * 4.0 * math.sqrt(8 / n)  # exponential: sd = mean
     assert depth.min() >= 0.2 and depth.max() <= 0.6
     assert abs(depth.mean() - 0.4) < 5 * 0.4 / math.sqrt(12 * n)
+
+
+def test_no_dip_slots_means_full_capacity():
+    # dips.max_count = 0: no dips at all; the run set's capacity is its true rate all month.
+    sc = mc.presets.get("golden-idler-steady").replace({"dips.max_count": 0})
+    d = batch_draws(sc, 16)
+    out = jax.jit(jax.vmap(lambda x: mc.fleet.outcome(x, sc, cards=True)))(d)
+    rate = np.where(np.asarray(out["run"]), np.asarray(out["true_rate"], np.float64), 0.0).sum(axis=1)
+    np.testing.assert_allclose(np.asarray(out["capacity_tokens"]), rate * 730 * 3600, rtol=1e-6)
