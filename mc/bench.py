@@ -26,9 +26,18 @@ def time_engine(sc, chunk: int, seconds: float, devices=None) -> dict:
     red, aux = stream.plan(sc)
     kw = dict(reducer=red, seed=1, chunk=chunk, devices=devices)
     aux = stream.ranges_from(engine.first_chunk(fleet_month, sc, chunk, aux=aux, **kw), aux)
-    t0 = time.perf_counter()
-    engine.first_chunk(fleet_month, sc, chunk, aux=aux, **kw)  # warm: same compiled step
-    one = time.perf_counter() - t0
+    acc = stream.Accumulator(red, aux)
+    # Short streams (warm, same compiled step) size the timed one to ``seconds``:
+    # a lone chunk's call, or a stream of a few, runs slower than a long stream.
+    k = 4
+    while True:
+        t0 = time.perf_counter()
+        engine.stream(fleet_month, sc, k * chunk, merge=acc.merge, aux=aux, progress=False, **kw)
+        dt = time.perf_counter() - t0
+        if dt >= 0.25 * seconds or k >= 4096:
+            break
+        k *= 2
+    one = dt / k
     reps = max(2, int(seconds / max(one, 1e-6)))
     acc = stream.Accumulator(red, aux)
     t0 = time.perf_counter()
