@@ -15,6 +15,7 @@ import time
 import jax
 import numpy as np
 
+from . import _validate as v
 from . import engine, numpy_month, presets, stream
 from .fleet import fleet_month
 
@@ -46,6 +47,17 @@ def time_engine(sc, chunk: int, seconds: float, devices=None) -> dict:
     return {"chunk": chunk, "n": run.done, "seconds": dt, "months_per_s": run.done / dt}
 
 
+def _fits(timer, sc, chunk: int, *args) -> dict:
+    """``timer``'s row, or ``{"chunk", "error"}`` when the chunk does not fit in
+    device memory (a GPU sweep's largest chunks may not), so the rest still run."""
+    try:
+        return timer(sc, chunk, *args)
+    except Exception as e:  # XLA raises its runtime error type, which differs by version
+        if "RESOURCE_EXHAUSTED" not in str(e) and "out of memory" not in str(e).lower():
+            raise
+        return {"chunk": chunk, "error": "out of memory"}
+
+
 def time_numpy(sc, batch: int, seconds: float) -> dict:
     numpy_month.months(sc, min(batch, 256), batch=batch)  # warm caches
     t0 = time.perf_counter()
@@ -66,9 +78,13 @@ def run(chunks=(512, 1024, 4096, 16384), numpy_batches=(1024, 4096), seconds: fl
     devs = engine.device_list(devices)
     out = {"scenario": scenario, "backend": jax.default_backend(), "device": devs[0].device_kind,
            "devices": len(devs), "jax": jax.__version__, "numpy": np.__version__}
-    out["engine"] = [time_engine(sc, c * len(devs) if c % len(devs) else c, seconds, devices) for c in chunks]
+    out["engine"] = [_fits(time_engine, sc, c * len(devs) if c % len(devs) else c, seconds, devices)
+                     for c in chunks]
     out["numpy_month"] = [time_numpy(sc, b, seconds) for b in numpy_batches]
-    best_jax = max(r["months_per_s"] for r in out["engine"])
+    timed = [r["months_per_s"] for r in out["engine"] if "error" not in r]
+    if not timed:
+        v.fail("chunks", list(chunks), "none fits in device memory; try smaller chunks")
+    best_jax = max(timed)
     best_np = max(r["months_per_s"] for r in out["numpy_month"])
     out["ratio"] = best_jax / best_np
     return out

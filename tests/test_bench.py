@@ -38,3 +38,23 @@ def test_bench_report_names_backend_and_ratio():
          "numpy_month": [{"batch": 1024, "months_per_s": 1e4, "n": 4096, "seconds": 0.4}], "ratio": 20.0}
     text = format_bench(r)
     assert "cpu" in text and "20.0x" in text and "200,000 months/s" in text
+
+
+def test_bench_skips_chunks_that_do_not_fit(monkeypatch):
+    # A chunk size that runs out of device memory is reported, not fatal.
+    from mc import bench
+
+    def fake_engine(sc, chunk, seconds, devices=None):
+        if chunk > 1000:
+            raise RuntimeError("RESOURCE_EXHAUSTED: Out of memory while trying to allocate")
+        return {"chunk": chunk, "n": 10, "seconds": 1.0, "months_per_s": 10.0}
+
+    monkeypatch.setattr(bench, "time_engine", fake_engine)
+    monkeypatch.setattr(bench, "time_numpy", lambda sc, b, s: {"batch": b, "n": 5, "seconds": 1.0,
+                                                                "months_per_s": 5.0})
+    r = bench.run(chunks=(512, 4096), numpy_batches=(64,), seconds=0.1)
+    assert r["engine"][1] == {"chunk": 4096, "error": "out of memory"} and r["ratio"] == 2.0
+    assert "out of memory" in format_bench(r)
+    monkeypatch.setattr(bench, "time_engine", lambda *a, **k: (_ for _ in ()).throw(ValueError("bug")))
+    with pytest.raises(ValueError):  # other errors still surface
+        bench.run(chunks=(512,), numpy_batches=(64,), seconds=0.1)

@@ -8,6 +8,9 @@ from ._common import print_json
 def format_bench(r: dict) -> str:
     lines = [f"{r['scenario']} on {r['backend']} ({r['device']} x{r['devices']}), jax {r['jax']}", ""]
     for e in r["engine"]:
+        if "error" in e:
+            lines.append(f"engine  chunk {e['chunk']:>8,}   {e['error']}")
+            continue
         lines.append(f"engine  chunk {e['chunk']:>8,}   {e['months_per_s']:>14,.0f} months/s   "
                      f"({e['n']:,} months in {e['seconds']:.2f} s)")
     for e in r["numpy_month"]:
