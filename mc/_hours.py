@@ -1,6 +1,7 @@
 """Spreading intervals over the month's hours in O(intervals + hours).
 
-Two entry points share one fixed-point scheme:
+Two entry points share the power-of-two scale (``_scale``) and the four
+difference-array updates per interval (``_updates``):
 
 - ``per_hour``: one month's (hours,) profile of interval weights (burst demand).
 - ``month_sums``: a month's four token totals from its run set's rate, the
@@ -10,8 +11,9 @@ Two entry points share one fixed-point scheme:
   quarter of the slots when the chunk's busiest month fits there), and the
   hours are summed as integers.
 
-Both are exact in the fixed-point domain, so a month's bits depend on neither
-the chunk it runs in nor which static size served the chunk.
+Both are exact in their fixed-point domain (int32 for ``per_hour``; float32
+integers below 2**24, then int32 sums, for ``month_sums``), so a month's bits
+depend on neither the chunk it runs in nor which static size served the chunk.
 """
 
 from __future__ import annotations
@@ -179,11 +181,11 @@ def _sums(begin, end, weight, count, rate, demand, hours):
     # Every hour is an integer at scale 2**k: the month's sums are exact in
     # int32, so no summation order can change them, and the identities hold
     # exactly (served + unmet = demand, served ≤ capacity).
-    def total(x):
-        return jnp.sum(jnp.broadcast_to(x, (B, hours)).astype(jnp.int32), axis=-1)
+    def total(x):  # (B, hours) -> (B,)
+        return jnp.sum(x.astype(jnp.int32), axis=-1)
 
     served, capacity = total(jnp.minimum(d, cap)), total(cap)
-    demanded = total(d)  # each month's own scale
+    demanded = total(d)  # (B, hours) even for shared demand: each month's own scale
     sums = jnp.stack([demanded, served, capacity, demanded - served], axis=1)
     return sums.astype(jnp.float32) * jnp.ldexp(jnp.float32(1.0), -k)[:, None]
 

@@ -118,13 +118,20 @@ def step_fn(month_fn: MonthFn, reducer: Reducer | None, devices: tuple, chunk: i
     return jax.jit(fn)
 
 
-def _replicated(tree: Any, devices: tuple) -> Any:
-    """``tree`` with every array leaf (Python numbers included) replicated on
-    ``devices``; in a multi-process run leaves stay on the host (each process
-    passes its own copy to the step)."""
-    if jax.process_count() > 1:
-        return tree
-    return jax.device_put(tree, NamedSharding(_mesh(devices), P()))
+def _prepare(month_fn: MonthFn, params: Any, n: Any, reducer: Reducer | None, aux: Any, seed: Any,
+             chunk: Any, devices: Any) -> tuple:
+    """What a run needs before its first chunk: ``(step, n, seed, chunk, params,
+    aux)`` with the arguments validated and the compiled step for them.
+
+    Params and aux go to the devices once (replicated), not with every chunk's
+    call; in a multi-process run they stay on the host (each process passes
+    its own copy to the step)."""
+    devs = device_list(devices)
+    n, seed, chunk = check_run_args(n, seed, chunk, len(devs), devs[0].platform)
+    fn = step_fn(month_fn, reducer, tuple(devs), chunk)
+    if jax.process_count() == 1:
+        params, aux = jax.device_put((params, aux), NamedSharding(_mesh(tuple(devs)), P()))
+    return fn, n, seed, chunk, params, aux
 
 
 def to_host(x: jax.Array) -> np.ndarray:
@@ -200,11 +207,7 @@ def stream(month_fn: MonthFn, params: Any, n: int, *, reducer: Reducer, merge: C
     """Run months ``0..n-1`` chunk by chunk and hand each chunk's reduction to
     ``merge(host_pytree, months_in_chunk)``. One chunk is in flight while the
     previous one merges. Ctrl-C stops after the chunk in hand (``Run.partial``)."""
-    devs = device_list(devices)
-    n, seed, chunk = check_run_args(n, seed, chunk, len(devs), devs[0].platform)
-    fn = step_fn(month_fn, reducer, tuple(devs), chunk)
-    # Parameters go to the devices once, not with every chunk's call.
-    params, aux = _replicated((params, aux), tuple(devs))
+    fn, n, seed, chunk, params, aux = _prepare(month_fn, params, n, reducer, aux, seed, chunk, devices)
     run = Run(n)
     with interruptible() as stop, progress_bar(n, progress) as bar:
         pending = None  # (device result, months)
@@ -230,10 +233,7 @@ def first_chunk(month_fn: MonthFn, params: Any, n: int, *, reducer: Reducer, aux
                 seed: int = 0, chunk: int | None = None, devices: Any = None) -> Any:
     """The host value of chunk 0's reduction (a pilot: e.g. to size histograms);
     the same compiled step as ``stream`` with the same arguments."""
-    devs = device_list(devices)
-    n, seed, chunk = check_run_args(n, seed, chunk, len(devs), devs[0].platform)
-    fn = step_fn(month_fn, reducer, tuple(devs), chunk)
-    params, aux = _replicated((params, aux), tuple(devs))
+    fn, n, seed, chunk, params, aux = _prepare(month_fn, params, n, reducer, aux, seed, chunk, devices)
     out = fn(np.int32(seed), np.uint32(0), np.int32(min(chunk, n)), params, aux)
     return jax.tree_util.tree_map(to_host, out)
 
