@@ -1,12 +1,13 @@
-# Two commands do all the set-up on a fresh machine with only Python:
-#   make study   creates .venv, installs mc, runs the main job
-#   make test    creates .venv, installs mc with its test extra, runs the tests
+# Commands that do all the set-up on a fresh machine with only Python:
+#   make study     creates .venv, installs mc, runs the main job
+#   make test      creates .venv, installs mc with its test extra, runs the fast tests
+#   make test-all  the same, every test (multi-process, device-count, statistical): what CI runs
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 N      ?= 200000
 
-.PHONY: study test install install-test clean
+.PHONY: study test test-all install install-test clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +30,9 @@ study: install
 	$(BIN)/python experiments/run_all.py $(if $(filter command line,$(origin N)),--presets-n $(N))
 
 test: install-test
+	$(BIN)/python -m pytest -m "not slow"
+
+test-all: install-test
 	$(BIN)/python -m pytest
 
 clean:

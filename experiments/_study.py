@@ -35,7 +35,7 @@ def progress(args) -> bool | None:
 
 def run_toml(name: str, args, out: Path | None = None):
     """Run ``sweeps/NAME.toml`` at the study's size into ``out`` (default ``args.out``)."""
-    from mc import sweep as sw
+    from mc.studies import sweep as sw
 
     spec = sw.load(SWEEPS / f"{name}.toml")
     spec = sw.Sweep(base=spec.base, grid=spec.grid, n=args.n, seed=args.seed, derive=spec.derive)

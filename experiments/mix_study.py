@@ -1,4 +1,4 @@
-"""The cheapest mix that passes, as the forecast's uncertainty grows (SPEC §4, mc.mix).
+"""The cheapest mix that passes, as the forecast's uncertainty grows (SPEC §4, mc.buy.mix).
 
 For one product (default chat-8b at 10T tokens/month, a daily cycle of ±30%), and
 each forecast uncertainty sigma, every candidate mix (owned cards of one chip,
@@ -12,7 +12,6 @@ manifest.json beside it.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 import time
@@ -29,13 +28,12 @@ def config(args) -> dict:
 
 
 def run(args):
-    import jax
     import pandas as pd
 
-    from mc import mix, sweep
-    from mc.commands._common import atomic_write
-    from mc.demand import Demand
-    from mc.procurement import Procurement
+    from mc.buy import Procurement, mix
+    from mc.files import atomic_write
+    from mc.fleet import Demand
+    from mc.studies import manifest
 
     cfg = config(args)
     frames, best = [], {}
@@ -55,14 +53,11 @@ def run(args):
     table = pd.concat(frames, ignore_index=True)
     args.out.mkdir(parents=True, exist_ok=True)
     atomic_write(args.out / "mixes.parquet", lambda tmp: table.to_parquet(tmp, index=False))
-    man = {"config": cfg, "config_hash": hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest(),
-           "seed": args.seed, "n": args.n,
-           "seeding": "common random numbers: every candidate and sigma uses the seed; month i uses "
-                      "fold_in(key(seed), i)",
-           "best": best, "rows": len(table), "wall_s": round(time.perf_counter() - start, 1),
-           "versions": sweep.versions(), "backend": jax.default_backend(),
-           "devices": [str(d) for d in jax.devices()], "git": sweep.git_commit()}
-    atomic_write(args.out / "manifest.json", lambda tmp: open(tmp, "w").write(json.dumps(man, indent=2) + "\n"))
+    man = manifest.build(cfg, seed=args.seed, n=args.n,
+                         seeding="common random numbers: every candidate and sigma uses the seed; month i "
+                                 "uses fold_in(key(seed), i)",
+                         best=best, rows=len(table), wall_s=round(time.perf_counter() - start, 1))
+    manifest.write(args.out, man)
     return table, man
 
 

@@ -8,7 +8,6 @@ rate lo hi) and ``manifest.json``. Prints the ``mc presets`` table.
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 
@@ -22,11 +21,11 @@ COLUMNS = ["bill", "convergence", "n_wrong", "n_evicted", "n_run", "shortfall", 
 
 def main(argv=None) -> int:
     args = _study.parser("seed_stories", __doc__.splitlines()[0], n=50_000).parse_args(argv)
-    from mc import presets
-    from mc import sweep as sw
-    from mc.commands._common import atomic_write
-    from mc.commands.presets import row, table
-    from mc.simulate import simulate
+    from mc.files import atomic_write
+    from mc.fleet import presets, simulate
+    from mc.studies import manifest
+    from mc.studies import sweep as sw
+    from mc.studies.reports import preset_row, presets_table
     from tqdm.auto import tqdm
 
     start = time.perf_counter()
@@ -39,21 +38,17 @@ def main(argv=None) -> int:
         result = simulate(scenario, args.n, seed=args.seed, chunk=_study.chunk(args.n), keep_samples=True)
         samples = result.samples[COLUMNS].assign(preset=name)
         atomic_write(path, lambda tmp: samples.to_parquet(tmp, index=False))
-        rows.append(row(name, result))
+        rows.append(preset_row(name, result))
         point = sw.Point(0, {"preset": name}, {"preset": name}, scenario, name)
         summaries.append(sw.rows(point, result).drop(columns="point"))
     summary = pd.concat(summaries, ignore_index=True)
     atomic_write(args.out / "summary.parquet", lambda tmp: summary.to_parquet(tmp, index=False))
-    man = {"config": {"presets": {n: presets.get(n).to_dict() for n in names}, "n": args.n, "seed": args.seed},
-           "seed": args.seed, "n": args.n, "versions": sw.versions(), "git": sw.git_commit(),
-           "wall_s": time.perf_counter() - start}
-    import jax
-
-    man["backend"] = jax.default_backend()
-    atomic_write(args.out / "manifest.json", lambda tmp: open(tmp, "w").write(json.dumps(man, indent=2)))
+    config = {"presets": {n: presets.get(n).to_dict() for n in names}, "n": args.n, "seed": args.seed}
+    manifest.write(args.out, manifest.build(config, seed=args.seed, n=args.n,
+                                            wall_s=round(time.perf_counter() - start, 1)))
     if not args.quiet:
         print(f"{args.n:,} fleet-months per preset, seed {args.seed}\n")
-        print(table(rows))
+        print(presets_table(rows))
         print(f"\nseed_stories: {time.perf_counter() - start:.0f} s -> {args.out}", file=sys.stderr)
     return 0
 

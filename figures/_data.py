@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from mc.engine import Z95
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "results"
 WINDOW_TICKS = {1.0: "1h", 4.0: "4h", 24.0: "1d", 72.0: "3d", 168.0: "1wk"}
@@ -77,7 +79,7 @@ def pct(ax, axis: str = "y") -> None:
 
 def ci_half(d: pd.DataFrame) -> np.ndarray:
     """95% normal half-width of a mean from its std and n."""
-    return 1.959963984540054 * d["std"].to_numpy() / np.sqrt(d["n"].to_numpy())
+    return Z95 * d["std"].to_numpy() / np.sqrt(d["n"].to_numpy())
 
 
 def window_panels(name: str, hue: str, fmt, legend: str, out: str) -> None:

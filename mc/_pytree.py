@@ -1,4 +1,4 @@
-"""Frozen dataclasses registered as JAX pytrees.
+"""Frozen dataclasses registered as JAX pytrees, and their plain-data form.
 
 Fields named in ``static`` are pytree metadata (they fix shapes and modes, and a
 change recompiles); every other field is a leaf. Unflattening bypasses
@@ -9,8 +9,12 @@ enter from outside, never on tracers.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any, Mapping
 
 import jax
+import numpy as np
+
+from ._validate import fail
 
 
 def pytree_dataclass(cls=None, *, static: tuple[str, ...] = ()):
@@ -45,3 +49,31 @@ def pytree_dataclass(cls=None, *, static: tuple[str, ...] = ()):
 def set_field(obj, name, value):
     """Set a field of a frozen dataclass from inside its ``__post_init__``."""
     object.__setattr__(obj, name, value)
+
+
+# -- parameter sections as plain data (TOML tables) --------------------------------------
+
+def fields_dict(obj) -> dict:
+    """A section's fields as plain data: ``None`` left out, arrays as lists."""
+    out = {}
+    for f in dataclasses.fields(obj):
+        val = getattr(obj, f.name)
+        if val is None:
+            continue
+        out[f.name] = val.tolist() if isinstance(val, np.ndarray) else val
+    return out
+
+
+def section(name: str, cls, given: Any, base: Mapping[str, Any] | None = None):
+    """Section ``name`` (a ``cls``) from the table ``given``, over the plain fields
+    of a base (``fields_dict``). Unknown fields are one-line errors naming them.
+    A class may define ``from_fields(dict)`` to build itself from merged fields."""
+    if not isinstance(given, Mapping):
+        fail(name, given, "must be a table of fields")
+    known = {f.name for f in dataclasses.fields(cls) if f.init}
+    for key in given:
+        if key not in known:
+            fail(f"{name}.{key}", given[key], f"is not a field of {name}; known: " + ", ".join(sorted(known)))
+    fields = {**(base or {}), **given}
+    build = getattr(cls, "from_fields", None)
+    return build(fields) if build is not None else cls(**fields)

@@ -33,8 +33,10 @@ def main() -> int:
     args = ap.parse_args()
 
     import mc
-    from mc import bench, engine
-    from mc.fleet import MONEY, COUNTS, PASSES, fleet_month
+    from mc import engine
+    from mc.fleet import fleet_month
+    from mc.fleet.month import COUNTS, MONEY, PASSES
+    from mc.studies import bench
 
     report: dict = {"jax": jax.__version__, "backend": jax.default_backend(),
                     "devices": [d.device_kind for d in jax.devices()]}

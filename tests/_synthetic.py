@@ -4,13 +4,13 @@ that need many compilations or very many months."""
 import jax
 import jax.numpy as jnp
 
-from mc import _bits
+from mc.kernels import bits
 
 PRICE, FEE = 260_000, 39_000  # flagship cents and its churn fee (golden-idler pools)
 
 
 def month(key, sc):
-    w = _bits.bits(key, (4,))
+    w = bits(key, (4,))
     u = (w >> 9).astype(jnp.float32) * jnp.float32(2.0**-23)
     n_run = (w[0] % 4).astype(jnp.int32) + 7
     n_ev = (w[1] % 3).astype(jnp.int32) + 5
@@ -22,7 +22,7 @@ def month(key, sc):
     delivered = demand * (1 - 0.01 * u[3])
     return {"bill": bill, "warm_bill": warm, "churn_bill": churn, "ideal_bill": jnp.int32(9 * PRICE),
             "convergence": jnp.float32(9 * PRICE) / bill.astype(jnp.float32), "n_run": n_run,
-            "n_evicted": n_ev, "n_wrong": n_wrong, "wrong_share": n_wrong.astype(jnp.float32) / n_ev,
+            "n_evicted": n_ev, "n_wrong": n_wrong, "wrong_share": n_wrong.astype(jnp.float32) / n_ev.astype(jnp.float32),
             "demand_tokens": demand, "delivered_tokens": delivered, "capacity_tokens": delivered * (1 + u[2]),
             "shortfall": 0.01 * u[3], "idle_burn": 100.0 * u[2] + u[0],
             "pass_capacity": u[3] < 0.99, "pass_convergence": u[0] < 0.5, "pass_eviction": n_wrong == 0}
@@ -30,14 +30,7 @@ def month(key, sc):
 
 def simulate_with(month_fn, sc, n, **kw):
     """``mc.simulate``'s streaming path with another month function."""
-    from mc import engine, stream
+    from mc import engine
+    from mc.fleet import schema
 
-    red, aux = stream.plan(sc)
-    aux = stream.ranges_from(engine.first_chunk(month_fn, sc, n, reducer=red, aux=aux,
-                                                **{k: kw[k] for k in ("seed", "chunk", "devices") if k in kw}), aux)
-    acc = stream.Accumulator(red, aux)
-    run = engine.stream(month_fn, sc, n, reducer=red, merge=acc.merge, aux=aux, **kw)
-    out = acc.summary()
-    if run.partial:
-        out["partial"] = True
-    return out
+    return engine.summarise(month_fn, sc, n, schema(sc), **kw).summary

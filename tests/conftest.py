@@ -20,7 +20,7 @@ from mc import engine, fleet
 @pytest.fixture(autouse=True, scope="session")
 def _strict_jax():
     # Silent broadcasting and dtype promotion bugs fail loudly in tests.
-    with jax.numpy_rank_promotion("raise"):
+    with jax.numpy_rank_promotion("raise"), jax.numpy_dtype_promotion("strict"):
         yield
 
 

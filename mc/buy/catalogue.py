@@ -1,0 +1,77 @@
+"""What buying the fleet prices (SPEC §4): models, chips, and the three challenge sums.
+
+Units: tokens, tok/s, $; one month is 730 hours (2,628,000 s).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Mapping
+
+from .. import _validate as v
+from ..units import SECONDS
+
+
+@dataclass(frozen=True)
+class BuyModel:
+    name: str
+    h100_rate: float  # tok/s one H100 serves, batched steady state
+    api_price: float  # $ per 1M tokens
+
+
+@dataclass(frozen=True)
+class Chip:
+    name: str
+    ratio: float  # rate × H100
+    price: float  # $ per owned card-month (capex over 36 months, power, colo, staff)
+
+
+MODELS = {m.name: m for m in (BuyModel("chat-8b", 10_000.0, 0.20), BuyModel("premium-70b", 700.0, 2.50))}
+CHIPS = {c.name: c for c in (Chip("h100", 1.0, 2100.0), Chip("b200", 2.4, 2900.0),
+                             Chip("a100-used", 0.45, 1400.0))}
+CHIP_NAMES = tuple(CHIPS)  # the order of every per-chip array
+RENT_PREMIUM = 1.35  # a rented card bills 1.35 × the owned card-month
+
+
+def buy_model(model: str | BuyModel) -> BuyModel:
+    if isinstance(model, BuyModel):
+        return model
+    v.choice("model", model, MODELS)
+    return MODELS[model]
+
+
+def chip(name: str | Chip) -> Chip:
+    if isinstance(name, Chip):
+        return name
+    v.choice("chip", name, CHIPS)
+    return CHIPS[name]
+
+
+def card_rate(model: str | BuyModel, chip_: str | Chip) -> float:
+    """tok/s one card of ``chip_`` serves of ``model`` at quality 1."""
+    return buy_model(model).h100_rate * chip(chip_).ratio
+
+
+# -- the three challenges ----------------------------------------------------------
+
+
+def fleet_tokens(model: str | BuyModel, cards: Mapping[str, int], quality: float = 1.0) -> float:
+    """Tokens a fleet carries in a month running flat out:
+    ``Σ_chip cards · rate · quality · 2,628,000``."""
+    return sum(n * card_rate(model, c) for c, n in cards.items()) * quality * SECONDS
+
+
+def rent_to_fill(model: str | BuyModel, shortfall_tokens: float, chip_: str | Chip,
+                 cap: int | None = None) -> int:
+    """The whole cards of ``chip_`` whose month of tokens (at quality 1) covers
+    ``shortfall_tokens``: ``ceil(shortfall / (rate · 2,628,000))``, at most ``cap``.
+    (A shortfall within 1e-6 of a card of a whole number rounds down.)"""
+    per_card = card_rate(model, chip_) * SECONDS
+    cards = max(0, math.ceil(shortfall_tokens / per_card - 1e-6))
+    return cards if cap is None else min(cards, cap)
+
+
+def api_bill(model: str | BuyModel, tokens: float) -> float:
+    """Dollars the API bills for ``tokens``: ``tokens / 1e6 · price``."""
+    return tokens / 1e6 * buy_model(model).api_price

@@ -1,0 +1,154 @@
+"""The cheapest mix that passes (SPEC §4): search owned cards and rent caps for the
+lowest expected bill whose probability of passing all three checks reaches a target.
+
+The search owns one chip at a time (each mix's bill is linear in cards, so a blend
+of owned chips only matters by card granularity) at fractions of the forecast's
+mean rate, and caps rented cards of one chip at fractions of it. Every candidate
+sees the same months: the draws are made once per month (from the same keys as
+``mc.buy.simulate``) and every candidate's outcome is computed from them,
+so candidates differ only by their mix (common random numbers), and a candidate's
+figures equal ``simulate`` of that mix with the same seed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax
+import numpy as np
+import pandas as pd
+
+from .. import _validate as v
+from .. import engine
+from ..units import SECONDS
+from .catalogue import CHIP_NAMES
+from .month import OUTPUTS, draw, outcome
+from .plan import Procurement
+from .settle import settle
+
+OWNED_FRACTIONS = tuple(np.round(np.arange(0.0, 1.21, 0.1), 2))
+RENT_FRACTIONS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.6, 0.8, 1.0)
+CAND_CHUNK = 32  # candidates evaluated per device call
+
+
+def candidates(base: Procurement, *, owned_chips=CHIP_NAMES, rent_chips=CHIP_NAMES,
+               owned_fractions=OWNED_FRACTIONS, rent_fractions=RENT_FRACTIONS) -> list[Procurement]:
+    """Mixes of ``base``: owned cards of one chip carrying ``f ×`` the forecast mean
+    rate (rated, rounded to whole cards), rent capped at ``g ×`` the mean rate of one
+    chip, API as in ``base``. Mixes that rent and own the same cards appear once (the
+    smallest cap); all share one padded shape so one compilation evaluates them all."""
+    for c in (*owned_chips, *rent_chips):
+        v.choice("chip", c, CHIP_NAMES)
+    for name, fracs in (("owned_fractions", owned_fractions), ("rent_fractions", rent_fractions)):
+        for f in fracs:
+            v.number(name, f, lo=0.0, hi=100.0)
+    mean_rate = base.forecast_tokens / SECONDS
+    rate = dict(zip(CHIP_NAMES, (float(r) for r in base.card_rate)))
+    seen, plans = set(), []
+    for oc in owned_chips:
+        for f in owned_fractions:
+            owned = round(f * mean_rate / rate[oc])
+            for rc in rent_chips:
+                for g in rent_fractions:
+                    cap = round(g * mean_rate / rate[rc])
+                    if not owned and not cap and not base.api:
+                        continue
+                    p = base.replace(owned={oc: owned}, rent_cap={rc: cap})
+                    if (p.owned, p.rented) not in seen:  # a cap above the need changes nothing
+                        seen.add((p.owned, p.rented))
+                        plans.append(p)
+    slots = tuple(int(max(o + r for o, r in ((p.owned[i], p.rented[i]) for p in plans)))
+                  for i in range(len(CHIP_NAMES)))
+    return [p.replace(slots=slots) for p in plans]
+
+
+MIX_FIELDS = ("owned_cards", "rented_cards")  # all candidates of one base differ only here
+MONTH_CHUNK = 250  # months per engine step
+CANDIDATES = engine.Schema(columns=OUTPUTS, kept=OUTPUTS)  # (months, candidates) token flows, kept
+
+
+def _with(p: Procurement, **fields) -> Procurement:
+    """A copy of ``p`` with fields replaced, bypassing validation (device use only)."""
+    leaves, treedef = jax.tree.flatten(p)
+    q = jax.tree.unflatten(treedef, leaves)
+    for name, val in fields.items():
+        object.__setattr__(q, name, val)
+    return q
+
+
+def candidates_month(key: jax.Array, batch: Procurement) -> dict[str, jax.Array]:
+    """One month's token flows of every candidate in ``batch`` (its mix fields
+    stacked on a leading axis of candidates), each (candidates,) float32. The draws
+    are made once, so each card's quality is computed once for all candidates."""
+    _, treedef = jax.tree.flatten(batch)
+    axes = _with(jax.tree.unflatten(treedef, [None] * treedef.num_leaves), **dict.fromkeys(MIX_FIELDS, 0))
+    return jax.vmap(outcome, in_axes=(None, axes))(draw(key, batch), batch)
+
+
+def evaluate(plans: list[Procurement], n: int, *, seed: int = 0) -> list[dict[str, np.ndarray]]:
+    """Per-month columns (as ``mc.buy.settle`` gives them) of each plan on
+    months ``0..n-1``. Plans must share one shape (``candidates`` makes them so)."""
+    n, seed, _ = engine.check_run_args(n, seed, None)
+    if not plans:
+        v.fail("plans", "[]", "must hold at least one mix")
+    structure = jax.tree.structure(plans[0])
+    if any(jax.tree.structure(p) != structure for p in plans):
+        v.fail("plans", "mixed shapes", "must share slots, model, API and demand shape")
+    padded = plans + [plans[-1]] * (-len(plans) % CAND_CHUNK)
+    out = []
+    for c0 in range(0, len(plans), CAND_CHUNK):
+        chunk = padded[c0:c0 + CAND_CHUNK]
+        stacked = _with(plans[0], **{f: np.stack([getattr(q, f) for q in chunk]) for f in MIX_FIELDS})
+        flows = engine.summarise(candidates_month, stacked, n, CANDIDATES, seed=seed, chunk=MONTH_CHUNK).columns
+        for j in range(c0, min(c0 + CAND_CHUNK, len(plans))):
+            out.append(settle(plans[j], {k: x[:, j - c0] for k, x in flows.items()}))
+    return out
+
+
+def _row(p: Procurement, cols: dict[str, np.ndarray]) -> dict:
+    s = engine.of_columns(cols)
+    owned = [(c, n) for c, n in zip(CHIP_NAMES, p.owned) if n] or [("none", 0)]
+    cap = [(c, n) for c, n in zip(CHIP_NAMES, p.rent_cap) if n] or [("none", 0)]
+    row = {"owned_chip": owned[0][0], "owned": owned[0][1], "rent_chip": cap[0][0], "rent_cap": cap[0][1],
+           "rented": int(sum(p.rented)), "owned_bill": p.owned_cents() / 100, "rented_bill": p.rented_cents() / 100}
+    for col in ("bill", "idle_share", "blended_ratio", "api_share"):
+        row.update({f"{col}_{k}": s["stats"][col][k] for k in ("mean", "p50", "p95")})
+    for check in ("idle", "margin", "overflow", "all"):
+        pr = s["pass"][check]
+        row.update({f"pass_{check}": pr["rate"], f"pass_{check}_lo": pr["lo"], f"pass_{check}_hi": pr["hi"]})
+    return row
+
+
+@dataclass
+class MixResult:
+    """``table``: one row per candidate (mix, bill statistics, pass rates with Wilson
+    intervals, ``best`` marking the answer), cheapest first; ``best``: the cheapest mix passing all three checks
+    with probability ≥ ``target`` (None when no candidate does)."""
+
+    target: float
+    n: int
+    seed: int
+    table: pd.DataFrame
+    best: Procurement | None
+    best_row: dict | None
+
+
+def optimise(base: Procurement, *, target: float = 0.9, n: int = 1000, seed: int = 0,
+             **grid) -> MixResult:
+    """The cheapest mix (lowest mean monthly bill) for ``base``'s forecast, demand and
+    uncertainty whose pass-all rate over ``n`` months is at least ``target``.
+    ``grid`` goes to ``candidates``."""
+    target = v.number("target", target, lo=0.0, hi=1.0)
+    plans = candidates(base, **grid)
+    rows = [_row(p, cols) for p, cols in zip(plans, evaluate(plans, n, seed=seed))]
+    table = pd.DataFrame(rows)
+    order = np.argsort(table["bill_mean"].to_numpy(), kind="stable")
+    table = table.iloc[order].reset_index(drop=True)
+    plans = [plans[i] for i in order]
+    ok = np.flatnonzero(table["pass_all"].to_numpy() >= target)
+    table["best"] = False
+    if ok.size == 0:
+        return MixResult(target, n, seed, table, None, None)
+    i = int(ok[0])
+    table.loc[i, "best"] = True
+    return MixResult(target, n, seed, table, plans[i], table.iloc[i].to_dict())

@@ -1,0 +1,231 @@
+"""A mix against a forecast (SPEC §4): own, rent or pay an API per token.
+
+A ``Procurement`` is one mix against one forecast: owned cards per chip, a cap on
+rented cards per chip, and whether an API takes what is left. It is validated
+when built and derives, on the host in float64, everything the month needs: the
+rented cards (whole cards filling the forecast's peak-hour shortfall, cheapest
+per token first, up to each cap), the normalized hourly profile and per-card
+rates. ``mc.buy.settle.simulate`` runs its months.
+
+Units: tokens, tok/s, $; one month is 730 hours (2,628,000 s).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Mapping
+
+import numpy as np
+
+from .. import _validate as v
+from .._pytree import fields_dict, pytree_dataclass, section
+from ..fleet.demand import Demand
+from ..fleet.demand import profile as demand_profile
+from ..fleet.lottery import Lottery
+from ..units import SECONDS
+from .catalogue import CHIP_NAMES, CHIPS, MODELS, RENT_PREMIUM, BuyModel, Chip, buy_model, rent_to_fill
+
+
+# -- a mix against a forecast ---------------------------------------------------------
+
+
+@pytree_dataclass
+class BuyChecks:
+    """Pass thresholds (SPEC §4): idle share of owned capacity ≤ ``idle_max``;
+    blended cost ≤ ``margin_max`` × the API's bill for the same tokens; API share
+    of demanded tokens ≤ ``overflow_max``."""
+
+    idle_max: float = 0.15
+    margin_max: float = 0.75
+    overflow_max: float = 0.10
+
+    def __post_init__(self):
+        for name in ("idle_max", "margin_max", "overflow_max"):
+            object.__setattr__(self, name, v.number(f"checks.{name}", getattr(self, name), lo=0.0, hi=10.0))
+
+
+def _per_chip(field: str, given: Mapping[str, Any] | tuple, check) -> tuple:
+    """A ``{chip: value}`` mapping (or a tuple already in ``CHIP_NAMES`` order) →
+    a tuple in ``CHIP_NAMES`` order, missing chips ``None``."""
+    if isinstance(given, tuple) and len(given) == len(CHIP_NAMES):
+        given = dict(zip(CHIP_NAMES, given))
+    if not isinstance(given, Mapping):
+        v.fail(field, given, "must be a table of chip = value (chips: " + ", ".join(CHIP_NAMES) + ")")
+    for name in given:
+        v.choice(f"{field}.chip", name, CHIP_NAMES)
+    return tuple(None if given.get(c) is None else check(f"{field}.{c}", given[c]) for c in CHIP_NAMES)
+
+
+def _cards(field: str, n: Any) -> int:
+    return v.count(field, n, lo=0, hi=10_000_000)
+
+
+@pytree_dataclass(static=("model", "api", "slots"))
+class Procurement:
+    """One mix against one month's forecast.
+
+    Arguments:
+        model: ``chat-8b`` or ``premium-70b``.
+        forecast_tokens: tokens/month; the realised month's mean (> 0).
+        sigma: log-sd of the month's lognormal demand error (mean one).
+        demand: the hourly shape (``flat``, ``diurnal``, ``weekly`` or ``trace``);
+            its level is ignored — the shape is scaled to mean one.
+        owned: ``{chip: cards}`` bought before the month.
+        rent_cap: ``{chip: most cards}`` that may be rented.
+        api: whether an API serves what cards cannot (else it goes unserved).
+        api_price, h100_rate: override the model's $ per 1M tokens and tok/s per H100.
+        prices: ``{chip: $ per owned card-month}`` overrides.
+        rent_premium: a rented card-month bills this × the owned price.
+        slots: quality draws per chip (≥ owned + rented); default exactly that.
+            Padding does not change a month's draws (counter-based keys).
+
+    Per-chip fields are stored as tuples in ``CHIP_NAMES`` order; the derived
+    fields are what the device reads.
+    """
+
+    model: str = "premium-70b"
+    forecast_tokens: float = 10e12
+    sigma: float = 0.15
+    demand: Demand = dataclasses.field(default_factory=lambda: Demand(shape="diurnal"))
+    owned: Any = dataclasses.field(default_factory=dict)
+    rent_cap: Any = dataclasses.field(default_factory=dict)
+    api: bool = True
+    api_price: float | None = None
+    h100_rate: float | None = None
+    prices: Any = dataclasses.field(default_factory=dict)
+    rent_premium: float = RENT_PREMIUM
+    lottery: Lottery = dataclasses.field(default_factory=Lottery)
+    checks: BuyChecks = dataclasses.field(default_factory=BuyChecks)
+    slots: tuple[int, ...] | None = None
+    # Derived on the host in float64 (cast to float32 for the device):
+    rented: tuple[int, ...] = dataclasses.field(init=False, default=())  # cards per chip
+    owned_cards: np.ndarray = dataclasses.field(init=False, default=None)  # (chips,) float32
+    rented_cards: np.ndarray = dataclasses.field(init=False, default=None)  # (chips,) float32
+    card_rate: np.ndarray = dataclasses.field(init=False, default=None)  # (chips,) float32 tok/s
+    mean_rate: np.ndarray = dataclasses.field(init=False, default=None)  # () float32 tok/s
+    profile: np.ndarray = dataclasses.field(init=False, default=None)  # (730,) float32, mean 1
+
+    def __post_init__(self):
+        put = lambda name, val: object.__setattr__(self, name, val)  # noqa: E731
+        put("model", buy_model(self.model).name)
+        put("forecast_tokens", v.number("forecast_tokens", self.forecast_tokens, lo=0.0, lo_open=True, hi=1e18))
+        put("sigma", v.number("sigma", self.sigma, lo=0.0, hi=3.0))
+        if not isinstance(self.demand, Demand):
+            v.fail("demand", self.demand, "must be a Demand")
+        if self.demand.shape == "bursty":
+            v.fail("demand.shape", "bursty", "must be flat, diurnal, weekly or trace (a fixed shape)")
+        put("owned", tuple(n or 0 for n in _per_chip("owned", self.owned, _cards)))
+        put("rent_cap", tuple(n or 0 for n in _per_chip("rent_cap", self.rent_cap, _cards)))
+        if not isinstance(self.api, bool):
+            v.fail("api", self.api, "must be true or false")
+        model = self.spec
+        put("api_price", v.positive("api_price", model.api_price if self.api_price is None else self.api_price))
+        put("h100_rate", v.positive("h100_rate", model.h100_rate if self.h100_rate is None else self.h100_rate))
+        given = _per_chip("prices", self.prices, lambda f, x: v.number(f, x, lo=0.0, lo_open=True, hi=1e7))
+        put("prices", tuple(CHIPS[c].price if p is None else p for c, p in zip(CHIP_NAMES, given)))
+        put("rent_premium", v.number("rent_premium", self.rent_premium, lo=0.0, lo_open=True, hi=100.0))
+        for name, cls in (("lottery", Lottery), ("checks", BuyChecks)):
+            if not isinstance(getattr(self, name), cls):
+                v.fail(name, getattr(self, name), f"must be a {cls.__name__}")
+        if not any(self.owned) and not any(self.rent_cap) and not self.api:
+            v.fail("mix", "no cards, no API", "must own cards, allow rented cards or use the API")
+
+        rates = [self.h100_rate * CHIPS[c].ratio for c in CHIP_NAMES]
+        prof = _unit_profile(self.demand)
+        mean_rate = self.forecast_tokens / SECONDS
+        put("rented", self._fill(mean_rate * float(prof.max()), rates))
+        need = tuple(o + r for o, r in zip(self.owned, self.rented))
+        if self.slots is None:
+            put("slots", need)
+        else:
+            slots = _per_chip("slots", tuple(self.slots), lambda f, x: v.count(f, x, lo=0, hi=2**24))
+            for c, s, n in zip(CHIP_NAMES, slots, need):
+                if s < n:
+                    v.fail(f"slots.{c}", s, f"must be at least owned + rented = {n}")
+            put("slots", slots)
+        put("owned_cards", np.asarray(self.owned, np.float32))
+        put("rented_cards", np.asarray(self.rented, np.float32))
+        put("card_rate", np.asarray(rates, np.float32))
+        put("mean_rate", np.float32(mean_rate))
+        put("profile", prof.astype(np.float32))
+
+    def _fill(self, peak_rate: float, rates: list[float]) -> tuple[int, ...]:
+        """Rented cards per chip filling the forecast's peak-hour shortfall over
+        owned rated capacity, cheapest rented chip per token first, each ≤ its cap."""
+        short = (peak_rate - sum(o * r for o, r in zip(self.owned, rates))) * SECONDS
+        rented = dict.fromkeys(CHIP_NAMES, 0)
+        for i in sorted(range(len(CHIP_NAMES)), key=lambda i: self.prices[i] / rates[i]):
+            c = CHIP_NAMES[i]
+            if short <= 0 or not self.rent_cap[i]:
+                continue
+            rented[c] = rent_to_fill(self.spec, short, Chip(c, rates[i] / self.h100_rate, self.prices[i]),
+                                     cap=self.rent_cap[i])
+            short -= rented[c] * rates[i] * SECONDS
+        return tuple(rented.values())
+
+    @property
+    def spec(self) -> BuyModel:
+        """The model with this mix's price and rate overrides."""
+        base = MODELS[self.model]
+        return BuyModel(base.name, self.h100_rate or base.h100_rate, self.api_price or base.api_price)
+
+    def owned_cents(self) -> int:
+        """Exact owned bill in cents: Σ cards · price."""
+        return sum(n * _cents(p) for n, p in zip(self.owned, self.prices))
+
+    def rented_cents(self) -> int:
+        """Exact rented bill in cents: Σ cards · round(price · premium)."""
+        return sum(n * _cents(p * self.rent_premium) for n, p in zip(self.rented, self.prices))
+
+    def describe(self) -> str:
+        def cards(counts):
+            return " + ".join(f"{n:,} {c}" for c, n in zip(CHIP_NAMES, counts) if n) or "none"
+        caps = ", ".join(f"cap {n:,} {c}" for c, n in zip(CHIP_NAMES, self.rent_cap) if n)
+        d = self.demand
+        shape = d.shape + (f" ±{d.amplitude:.0%}" if d.shape in ("diurnal", "weekly") else "")
+        return (f"{self.model}, forecast {self.forecast_tokens / 1e12:,.4g}T tokens/month "
+                f"(sigma {self.sigma:g}, {shape}); owned {cards(self.owned)} (${self.owned_cents() / 100:,.0f}); "
+                f"rented {cards(self.rented)}{f' ({caps})' if caps else ''} (${self.rented_cents() / 100:,.0f}); "
+                f"API {'on' if self.api else 'off'} at ${self.api_price:g}/1M")
+
+    # -- dict form ------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.init}
+        for name in ("owned", "rent_cap", "prices"):
+            out[name] = {c: x for c, x in zip(CHIP_NAMES, out[name]) if name == "prices" or x}
+        for name in SECTIONS:
+            out[name] = fields_dict(out[name])
+        out["slots"] = None
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], base: "Procurement | None" = None) -> "Procurement":
+        """From plain data (the TOML layout); fields not given come from ``base``."""
+        known = [f.name for f in dataclasses.fields(cls) if f.init]
+        for key in data:
+            if key not in known:
+                v.fail(key, data[key], "is not a procurement field; known: " + ", ".join(known))
+        old = base.to_dict() if base is not None else {}
+        merged = {**old, **data}
+        for name, scls in SECTIONS.items():
+            if name in merged:  # a section given updates the base's, field by field
+                merged[name] = section(name, scls, data.get(name, {}), old.get(name))
+        return cls(**merged)
+
+    def replace(self, **kw) -> "Procurement":
+        return Procurement.from_dict(kw, base=self)
+
+
+def _cents(dollars: float) -> int:
+    return int(round(dollars * 100))
+
+
+def _unit_profile(d: Demand) -> np.ndarray:
+    """(730,) float64 hourly shape scaled to mean one."""
+    prof = np.asarray(demand_profile(None, d), np.float64)
+    if not prof.mean() > 0:
+        v.fail("demand", d.shape, "must have a positive mean")
+    return prof / prof.mean()
+
+
+SECTIONS = {"demand": Demand, "lottery": Lottery, "checks": BuyChecks}

@@ -1,0 +1,86 @@
+"""A mix's months (SPEC §4): run on the device, settled on the host.
+
+The device gives each month's token flows (``mc.buy.month``); ``settle`` turns
+them into money in float64: owned and rented bills are exact integer cents, the
+API bill is float32 tokens times the price, good to ~1e-6 relative. The engine
+keeps the token flows and summarises the settled columns exactly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from functools import partial
+from typing import Mapping
+
+import numpy as np
+import pandas as pd
+
+from .. import engine
+from ..units import HOURS
+from .catalogue import api_bill
+from .month import OUTPUTS, month
+from .plan import Procurement
+
+COLUMNS = ("bill", "owned_bill", "rented_bill", "api_bill", "idle_share", "blended_ratio",
+           "api_share", "unserved_share")
+
+
+def settle(p: Procurement, raw: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Device token flows → per-month columns (float64): the bill ($) and its parts,
+    the three checks' ratios and ``pass_*`` booleans, then the token flows."""
+    tok = {k: np.asarray(x, np.float64) for k, x in raw.items()}
+    n = tok["demand_tokens"].shape[0]
+    owned_bill = np.full(n, p.owned_cents() / 100.0)
+    rented_bill = np.full(n, p.rented_cents() / 100.0)
+    api = api_bill(p.spec, tok["api_tokens"])
+    bill = owned_bill + rented_bill + api
+    served = tok["demand_tokens"] - tok["unserved_tokens"]
+    cap = tok["owned_capacity_tokens"]
+    idle = np.divide(tok["owned_idle_tokens"], cap, out=np.zeros(n), where=cap > 0)
+    blended = bill / api_bill(p.spec, served)
+    api_share = tok["api_tokens"] / tok["demand_tokens"]
+    out = {"bill": bill, "owned_bill": owned_bill, "rented_bill": rented_bill, "api_bill": api,
+           "idle_share": idle, "blended_ratio": blended, "api_share": api_share,
+           "unserved_share": tok["unserved_tokens"] / tok["demand_tokens"]}
+    out.update(tok)
+    c = p.checks
+    out["pass_idle"] = idle <= c.idle_max
+    out["pass_margin"] = blended <= c.margin_max
+    out["pass_overflow"] = api_share <= c.overflow_max
+    out["pass_all"] = out["pass_idle"] & out["pass_margin"] & out["pass_overflow"]
+    return out
+
+
+def default_chunk(p: Procurement) -> int:
+    """Months per device batch: at most 8,192, and about 4M per-card draws (and
+    hours) at a time, so a fleet of 150,000 cards still fits in memory."""
+    return max(1, min(8192, 2**22 // (2 * sum(p.slots) + 8 * HOURS)))
+
+
+def schema(p: Procurement) -> engine.Schema:
+    """The engine's schema: every token flow kept on the host and settled there."""
+    return engine.Schema(columns=OUTPUTS, kept=OUTPUTS, derive=partial(settle, p))
+
+
+@dataclass
+class BuyResult:
+    """A mix's distribution over ``n`` months: ``summary`` as ``mc.engine.of_columns``
+    gives it; ``samples`` one row per month when kept."""
+
+    plan: Procurement
+    n: int
+    seed: int
+    summary: dict
+    samples: pd.DataFrame | None = dataclasses.field(default=None, repr=False)
+
+
+def simulate(p: Procurement, n: int, *, seed: int = 0, chunk: int | None = None,
+             keep_samples: bool = False, progress: bool | None = False) -> BuyResult:
+    """Months ``0..n-1`` of ``p``; month ``i`` uses ``fold_in(key(seed), i)``."""
+    if not isinstance(p, Procurement):
+        raise TypeError(f"p must be a Procurement, not {type(p).__name__}")
+    out = engine.summarise(month, p, n, schema(p), seed=seed, chunk=default_chunk(p) if chunk is None else chunk,
+                           progress=progress)
+    samples = pd.DataFrame(out.columns) if keep_samples and out.columns is not None else None
+    return BuyResult(p, out.run.done, int(seed), out.summary, samples)

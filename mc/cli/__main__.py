@@ -1,0 +1,7 @@
+"""``python -m mc.cli``: the ``mc`` command."""
+
+import sys
+
+from . import main
+
+sys.exit(main())

@@ -1,0 +1,32 @@
+"""``mc bench``: fleet-months per second of the engine and of vectorized NumPy."""
+
+from __future__ import annotations
+
+from .. import _validate as v
+from ..studies import bench
+from ..studies.reports import format_bench
+from ._common import print_json
+
+
+def run(args) -> int:
+    chunks = [v.count("chunk", c, lo=1, hi=2**24) for c in args.chunks]
+    seconds = v.number("seconds", args.seconds, lo=0.0, lo_open=True, hi=3600)
+    r = bench.run(chunks=chunks, seconds=seconds, devices=args.devices,
+                  numpy_batches=[v.count("numpy-batch", b, lo=1, hi=2**20) for b in args.numpy_batches])
+    print_json(r) if args.json else print(format_bench(r))
+    return 0
+
+
+def register(sub) -> None:
+    p = sub.add_parser("bench", help="fleet-months per second: the engine against vectorized NumPy",
+                       description="Time the standard month (golden-idler-steady, dips on, hourly "
+                       "capacity) on the current backend at several chunk sizes, and a vectorized "
+                       "NumPy implementation of the same month in the same run.")
+    p.add_argument("--chunks", type=int, nargs="+", default=[512, 1024, 4096, 16384],
+                   help="engine chunk sizes, months per step (default 512 1024 4096 16384)")
+    p.add_argument("--numpy-batches", type=int, nargs="+", default=[1024, 4096],
+                   help="NumPy batch sizes (default 1024 4096)")
+    p.add_argument("--seconds", type=float, default=3.0, help="time per measurement (default 3)")
+    p.add_argument("--devices", type=int, default=None, help="use the first N local devices (default: all)")
+    p.add_argument("--json", action="store_true", help="print the figures as JSON")
+    p.set_defaults(func=run)

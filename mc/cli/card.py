@@ -1,0 +1,46 @@
+"""``mc card``: what one GPU serves of one model (SPEC §5)."""
+
+from __future__ import annotations
+
+from .. import serving
+from ..serving import catalogue
+from ..studies.reports import format_card
+from ._common import print_json
+
+
+def run(args) -> int:
+    c = serving.card(args.model, args.gpu, weight_bytes_per_param=args.weight_bytes,
+                     kv_bytes_per_element=args.kv_bytes, batch=args.batch, context=args.context,
+                     prompt=args.prompt, mem_util=args.mem_util, prefill_util=args.prefill_util)
+    if args.json:
+        out = c.as_dict()
+        if args.price_hour is not None:
+            out["tokens_per_dollar"] = c.tokens_per_dollar(args.price_hour)
+        print_json(out)
+    else:
+        print(format_card(c, args.price_hour))
+    return 0
+
+
+def register(sub) -> None:
+    models = ", ".join(catalogue.MODELS)
+    gpus = ", ".join(list(catalogue.GPUS) + list(catalogue.GPU_ALIASES))
+    p = sub.add_parser("card", help="serving arithmetic: tok/s of one model on one GPU",
+                       description="Per-user and aggregate tok/s, seats, KV bytes per token and time "
+                       "to first token of one model on one GPU, from memory bandwidth and FLOP/s "
+                       f"(SPEC §5). Usable memory is {serving.MEM_UTIL:g} of the card's; prefill runs "
+                       f"at {serving.PREFILL_UTIL:g} of peak bf16.")
+    p.add_argument("--model", required=True, help=f"model ({models})")
+    p.add_argument("--gpu", required=True, help=f"GPU ({gpus})")
+    p.add_argument("--weight-bytes", type=float, default=2.0, help="bytes per parameter (default 2, bf16)")
+    p.add_argument("--kv-bytes", type=float, default=2.0, help="bytes per KV element (default 2, bf16)")
+    p.add_argument("--batch", type=int, default=1, help="concurrent requests, capped by seats (default 1)")
+    p.add_argument("--context", type=int, default=4096, help="KV tokens each request holds (default 4096)")
+    p.add_argument("--prompt", type=int, default=1024, help="prompt tokens prefilled (default 1024)")
+    p.add_argument("--mem-util", type=float, default=serving.MEM_UTIL,
+                   help=f"usable fraction of memory (default {serving.MEM_UTIL:g})")
+    p.add_argument("--prefill-util", type=float, default=serving.PREFILL_UTIL,
+                   help=f"fraction of peak FLOP/s prefill reaches (default {serving.PREFILL_UTIL:g})")
+    p.add_argument("--price-hour", type=float, default=None, help="$ per card-hour, to add tokens per dollar")
+    p.add_argument("--json", action="store_true", help="print a JSON object")
+    p.set_defaults(func=run)

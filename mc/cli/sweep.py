@@ -1,0 +1,44 @@
+"""``mc sweep``: run a grid of scenarios from a sweep TOML into one tidy table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..studies import sweep as sweeps
+
+
+def run(args) -> int:
+    spec = sweeps.load(args.file)
+    changes = {}
+    if args.n is not None:
+        changes["n"] = args.n
+    if args.seed is not None:
+        changes["seed"] = args.seed
+    if changes:
+        spec = sweeps.Sweep(**{**{f: getattr(spec, f) for f in ("base", "grid", "n", "seed", "derive")}, **changes})
+    out = Path(args.out) if args.out else Path("results") / Path(args.file).stem
+    n_points = len(sweeps.points(spec))  # validates every grid point first
+    if not args.quiet:
+        print(f"{n_points} grid points x {spec.n:,} fleet-months, seed {spec.seed} -> {out}")
+    outcome = sweeps.run(spec, out, chunk=args.chunk, progress=None if not args.quiet else False,
+                         fresh=args.fresh, desc=Path(args.file).stem)
+    if not args.quiet:
+        print(f"{outcome.computed} computed, {outcome.reused} reused, {outcome.wall_s:.1f} s; "
+              f"{len(outcome.table):,} rows in {out / 'sweep.parquet'}, manifest in {out / 'manifest.json'}")
+    return 0
+
+
+def register(sub) -> None:
+    p = sub.add_parser("sweep", help="run a grid of scenarios into one tidy parquet table",
+                       description="Run every grid point of a sweep TOML (a base preset or [scenario] "
+                       "table and a [grid] of field = [values]) and write OUT/sweep.parquet and "
+                       "OUT/manifest.json. Finished points are kept in OUT/points/, so an interrupted "
+                       "sweep resumes where it stopped.")
+    p.add_argument("file", metavar="FILE.toml")
+    p.add_argument("--n", type=int, default=None, help="fleet-months per grid point (default: the file's n, else 10,000)")
+    p.add_argument("--seed", type=int, default=None, help="seed of every grid point (default: the file's seed, else 0)")
+    p.add_argument("--chunk", type=int, default=None, help="fleet-months per device batch (default: automatic)")
+    p.add_argument("--out", metavar="DIR", default=None, help="output folder (default results/<file stem>)")
+    p.add_argument("--fresh", action="store_true", help="recompute points already on disk")
+    p.add_argument("--quiet", action="store_true", help="no progress bar or messages")
+    p.set_defaults(func=run)

@@ -1,0 +1,32 @@
+"""The engine: keys, chunks and devices (``run``), and streamed summaries of
+whatever columns a model's ``Schema`` names (``reduce``). It imports no model."""
+
+from .run import AXIS as AXIS
+from .run import DEFAULT_CHUNK as DEFAULT_CHUNK
+from .run import Run as Run
+from .run import check_run_args as check_run_args
+from .run import device_list as device_list
+from .run import first_chunk as first_chunk
+from .run import month_keys as month_keys
+from .run import progress_bar as progress_bar
+from .run import sample as sample
+from .run import stream as stream
+from .run import to_host as to_host
+from .schema import Schema as Schema
+from .reduce import BINS as BINS
+from .reduce import Accumulator as Accumulator
+from .reduce import Summarised as Summarised
+from .reduce import plan as plan
+from .reduce import ranges_from as ranges_from
+from .reduce import summarise as summarise
+from .summary import Z95 as Z95
+from .summary import describe as describe
+from .summary import exact_percentile as exact_percentile
+from .summary import of_columns as of_columns
+from .summary import pass_count as pass_count
+from .summary import wilson as wilson
+
+__all__ = ["AXIS", "DEFAULT_CHUNK", "Run", "check_run_args", "device_list", "first_chunk", "month_keys",
+           "progress_bar", "sample", "stream", "to_host", "Schema", "BINS", "Accumulator", "Summarised",
+           "plan", "ranges_from", "summarise", "Z95", "describe", "exact_percentile", "of_columns",
+           "pass_count", "wilson"]

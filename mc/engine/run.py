@@ -1,0 +1,265 @@
+"""Batched, sharded evaluation of a per-month function over fleet-month indices.
+
+Every month ``i`` gets its own key ``fold_in(key(seed), i)``. Months run in
+fixed-shape chunks (the last one padded and masked), so one compilation serves
+a scenario shape, and the chunk is split across every device of a 1-D mesh
+(``jax.sharding``; across hosts too, after ``jax.distributed.initialize``). A
+month's outcome depends only on (seed, index, params): never on the chunk size
+or the number of devices.
+
+Two ways to run:
+
+- ``sample``: every per-month output comes back to the host (memory grows
+  with N).
+- ``stream``: a *reducer* turns each chunk into a few small arrays on the
+  devices (sums, histograms, counts) and a host callback merges them, so
+  memory is bounded by the chunk, not by N.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+from contextlib import contextmanager
+from functools import lru_cache
+from typing import Any, Callable, Iterator
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from .. import _validate as v
+
+MonthFn = Callable[[jax.Array, Any], dict]
+# (outputs: dict of (local,) arrays, mask: (local,) bool, aux) -> pytree, run on
+# each device's share of a chunk inside ``shard_map`` (collectives over "fleet").
+Reducer = Callable[[dict, jax.Array, Any], Any]
+AXIS = "fleet"
+DEFAULT_CHUNK = {"cpu": 1024, "gpu": 1 << 20}  # fleet-months per device per step (CPU: cache-sized)
+MAX_N = 2**32  # month indices are uint32
+
+
+def month_keys(seed: int, start: jax.Array, size: int) -> jax.Array:
+    """(size,) keys ``fold_in(key(seed), start + j)``."""
+    base = jax.random.key(seed)
+    idx = (start + jnp.arange(size, dtype=jnp.uint32)).astype(jnp.uint32)
+    return jax.vmap(jax.random.fold_in, in_axes=(None, 0))(base, idx)
+
+
+# -- devices and chunks ---------------------------------------------------------------
+
+def device_list(devices: Any = None) -> list:
+    """The devices a run uses: all of them (every process's, after
+    ``jax.distributed.initialize``), or the first ``devices`` in one process."""
+    avail = jax.devices()
+    if devices is None:
+        return list(avail)
+    if jax.process_count() > 1:
+        v.fail("devices", devices, "must be left unset in a multi-process run (all devices are used)")
+    k = v.count("devices", devices, lo=1, hi=len(avail))
+    return list(avail[:k])
+
+
+def check_run_args(n: Any, seed: Any, chunk: Any, n_devices: int = 1,
+                   platform: str = "cpu") -> tuple[int, int, int]:
+    """Validated ``(n, seed, chunk)``; ``chunk`` (months per step, all devices
+    together) is a multiple of ``n_devices`` and no bigger than needed for ``n``."""
+    n = v.count("n", n, lo=1, hi=MAX_N - 1)
+    seed = v.count("seed", seed, lo=0, hi=2**31 - 1)
+    auto = chunk is None
+    if auto:
+        chunk = DEFAULT_CHUNK.get(platform, DEFAULT_CHUNK["gpu"]) * n_devices
+    else:
+        chunk = v.count("chunk", chunk, lo=1, hi=2**24)
+        if chunk % n_devices:
+            v.fail("chunk", chunk, f"must be a multiple of the {n_devices} devices in use")
+    per_device = -(-min(chunk, n) // n_devices)  # no more padding than one device's share
+    if auto:
+        # Small runs round up to a power of two (at least 256 a device), so runs of
+        # different n share a handful of compiled shapes instead of one each.
+        per_device = min(chunk // n_devices, max(256, 1 << (per_device - 1).bit_length()))
+    return n, seed, per_device * n_devices
+
+
+@lru_cache(maxsize=None)
+def _mesh(devices: tuple) -> Mesh:
+    return Mesh(np.array(devices), (AXIS,))
+
+
+def _identity(out: dict, mask: jax.Array, aux: Any) -> dict:
+    return out
+
+
+@lru_cache(maxsize=None)
+def step_fn(month_fn: MonthFn, reducer: Reducer | None, devices: tuple, chunk: int) -> Callable:
+    """jit(shard_map(...)) of one chunk: ``f(seed, start, take, params, aux)``.
+
+    Device ``d`` runs months ``start + d·(chunk/D) + j``; months at chunk
+    offset ``>= take`` are padding (masked). With ``reducer=None`` the per-month
+    outputs come back sharded over the chunk; otherwise the reducer's result,
+    which must be replicated (its collectives are over ``AXIS``).
+    """
+    mesh = _mesh(devices)
+    local = chunk // len(devices)
+
+    def body(seed, start, take, params, aux):
+        off = jax.lax.axis_index(AXIS).astype(jnp.int32) * local + jnp.arange(local, dtype=jnp.int32)
+        idx = start + off.astype(jnp.uint32)
+        keys = jax.vmap(jax.random.fold_in, in_axes=(None, 0))(jax.random.key(seed), idx)
+        out = jax.vmap(month_fn, in_axes=(0, None))(keys, params)
+        return (reducer or _identity)(out, off < take, aux)
+
+    out_specs = P(AXIS) if reducer is None else P()
+    fn = jax.shard_map(body, mesh=mesh, in_specs=(P(), P(), P(), P(), P()), out_specs=out_specs,
+                       check_vma=False)
+    return jax.jit(fn)
+
+
+def _prepare(month_fn: MonthFn, params: Any, n: Any, reducer: Reducer | None, aux: Any, seed: Any,
+             chunk: Any, devices: Any) -> tuple:
+    """What a run needs before its first chunk: ``(step, n, seed, chunk, params,
+    aux)`` with the arguments validated and the compiled step for them.
+
+    Params and aux go to the devices once (replicated), not with every chunk's
+    call; in a multi-process run they stay on the host (each process passes
+    its own copy to the step)."""
+    devs = device_list(devices)
+    n, seed, chunk = check_run_args(n, seed, chunk, len(devs), devs[0].platform)
+    fn = step_fn(month_fn, reducer, tuple(devs), chunk)
+    if jax.process_count() == 1:
+        params, aux = jax.device_put((params, aux), NamedSharding(_mesh(tuple(devs)), P()))
+    return fn, n, seed, chunk, params, aux
+
+
+def to_host(x: jax.Array) -> np.ndarray:
+    """A device array on this host: replicated arrays from the local copy; an
+    array sharded across processes gathered from all of them."""
+    if getattr(x, "is_fully_addressable", True):
+        return np.asarray(x)
+    if x.sharding.is_fully_replicated:
+        return np.asarray(x.addressable_data(0))
+    from jax.experimental import multihost_utils
+
+    return np.asarray(multihost_utils.process_allgather(x, tiled=True))
+
+
+# -- interruption and progress ---------------------------------------------------------
+
+class Stop:
+    """Set by the first Ctrl-C during a run: the run stops after the chunk in hand
+    and returns what it has (marked partial). A second Ctrl-C raises at once."""
+
+    def __init__(self):
+        self.requested = False
+
+
+@contextmanager
+def interruptible() -> Iterator[Stop]:
+    stop = Stop()
+    if threading.current_thread() is not threading.main_thread():
+        yield stop
+        return
+
+    def handler(signum, frame):
+        if stop.requested:
+            raise KeyboardInterrupt
+        stop.requested = True
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield stop
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def progress_bar(total: int, enabled: bool | None):
+    """A tqdm bar in fleet-months per second with an ETA, on stderr. ``enabled``:
+    True always, False never, None only when stderr is a terminal."""
+    from tqdm import tqdm
+
+    show = sys.stderr.isatty() if enabled is None else bool(enabled)
+    return tqdm(total=total, unit=" months", unit_scale=True, disable=not show, file=sys.stderr,
+                dynamic_ncols=True, smoothing=0.1, mininterval=0.5)
+
+
+# -- the two runners ---------------------------------------------------------------------
+
+class Run:
+    """What a run did: months merged (``done``) and whether it stopped early."""
+
+    def __init__(self, n: int):
+        self.n = n
+        self.done = 0
+        self.partial = False
+
+
+def _chunks(n: int, chunk: int) -> Iterator[tuple[int, int]]:
+    for start in range(0, n, chunk):
+        yield start, min(chunk, n - start)
+
+
+def stream(month_fn: MonthFn, params: Any, n: int, *, reducer: Reducer, merge: Callable[[Any, int], None],
+           aux: Any = None, seed: int = 0, chunk: int | None = None, devices: Any = None,
+           progress: bool | None = False) -> Run:
+    """Run months ``0..n-1`` chunk by chunk and hand each chunk's reduction to
+    ``merge(host_pytree, months_in_chunk)``. One chunk is in flight while the
+    previous one merges. Ctrl-C stops after the chunk in hand (``Run.partial``)."""
+    fn, n, seed, chunk, params, aux = _prepare(month_fn, params, n, reducer, aux, seed, chunk, devices)
+    run = Run(n)
+    with interruptible() as stop, progress_bar(n, progress) as bar:
+        pending = None  # (device result, months)
+        try:
+            for start, take in _chunks(n, chunk):
+                nxt = (fn(np.int32(seed), np.uint32(start), np.int32(take), params, aux), take)
+                if pending is not None:
+                    _merge(pending, merge, run, bar)
+                pending = nxt
+                if stop.requested:
+                    break
+            else:
+                if pending is not None:
+                    _merge(pending, merge, run, bar)
+                    pending = None
+        except KeyboardInterrupt:
+            stop.requested = True
+        run.partial = run.done < n
+    return run
+
+
+def first_chunk(month_fn: MonthFn, params: Any, n: int, *, reducer: Reducer, aux: Any = None,
+                seed: int = 0, chunk: int | None = None, devices: Any = None) -> Any:
+    """The host value of chunk 0's reduction (a pilot: e.g. to size histograms);
+    the same compiled step as ``stream`` with the same arguments."""
+    fn, n, seed, chunk, params, aux = _prepare(month_fn, params, n, reducer, aux, seed, chunk, devices)
+    out = fn(np.int32(seed), np.uint32(0), np.int32(min(chunk, n)), params, aux)
+    return jax.tree_util.tree_map(to_host, out)
+
+
+def _merge(pending, merge, run: Run, bar) -> None:
+    result, take = pending
+    host = jax.tree_util.tree_map(to_host, result)
+    merge(host, take)
+    run.done += take
+    bar.update(take)
+
+
+def sample(month_fn: MonthFn, params: Any, n: int, *, seed: int = 0, chunk: int | None = None,
+           devices: Any = None, progress: bool | None = False, run: Run | None = None
+           ) -> dict[str, np.ndarray]:
+    """All per-month outputs of months ``0..n-1``: a dict of ``(n,)`` NumPy arrays
+    (fewer rows if a Ctrl-C stopped it; pass ``run`` to learn how many)."""
+    parts: list[dict] = []
+
+    def keep(out: dict, take: int) -> None:
+        parts.append({k: x[:take] for k, x in out.items()})
+
+    done = stream(month_fn, params, n, reducer=None, merge=keep, seed=seed, chunk=chunk,
+                  devices=devices, progress=progress)
+    if run is not None:
+        run.__dict__.update(done.__dict__)
+    if not parts:
+        return {}
+    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}

@@ -1,0 +1,32 @@
+"""The fleet month (SPEC §1–§3): a rented pool's month, billed and judged.
+
+Data flows one way: ``lottery → dips → window → eviction → runset → demand →
+accounting → checks``, composed by ``month.fleet_month(key, scenario)`` and run
+by the engine (``simulation.simulate``). ``presets`` holds the seed stories.
+"""
+
+from . import presets as presets
+from .checks import Checks as Checks
+from .demand import Demand as Demand
+from .dips import Dips as Dips
+from .eviction import Eviction as Eviction
+from .lottery import Lottery as Lottery
+from .month import OUTPUTS as OUTPUTS
+from .month import Draws as Draws
+from .month import draw as draw
+from .month import fleet_month as fleet_month
+from .month import outcome as outcome
+from .month import schema as schema
+from .pool import BARGAIN as BARGAIN
+from .pool import FLAGSHIP as FLAGSHIP
+from .pool import CardClass as CardClass
+from .pool import Pool as Pool
+from .scenario import Scenario as Scenario
+from .scenario import field_names as field_names
+from .simulation import Result as Result
+from .simulation import simulate as simulate
+from .window import Window as Window
+
+__all__ = ["presets", "Checks", "Demand", "Dips", "Eviction", "Lottery", "OUTPUTS", "Draws", "draw",
+           "fleet_month", "outcome", "schema", "BARGAIN", "FLAGSHIP", "CardClass", "Pool", "Scenario",
+           "field_names", "Result", "simulate", "Window"]

@@ -1,0 +1,39 @@
+"""The three checks (SPEC §1.9) and the wrong-eviction count they rest on."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from .. import _validate as v
+from .._pytree import pytree_dataclass
+from ..kernels import median as _median
+from .pool import Pool
+
+
+@pytree_dataclass
+class Checks:
+    """Pass thresholds: shortfall ≤ ``max_shortfall``, convergence ≥
+    ``min_convergence``, wrong evictions ≤ ``max_wrong``."""
+
+    max_shortfall: float = 0.01
+    min_convergence: float = 0.90
+    max_wrong: int = 0
+
+    def __post_init__(self):
+        object.__setattr__(self, "max_shortfall", v.number("checks.max_shortfall", self.max_shortfall, lo=0.0, hi=1.0))
+        object.__setattr__(self, "min_convergence", v.nonneg("checks.min_convergence", self.min_convergence))
+        object.__setattr__(self, "max_wrong", v.count("checks.max_wrong", self.max_wrong, lo=0))
+
+
+def wrong(true_rate: jax.Array, evicted: jax.Array, pool: Pool) -> jax.Array:
+    """(pool,) bool: evicted cards at or above their class's median true rate."""
+    median = jnp.concatenate([jnp.broadcast_to(_median(true_rate[s]), (s.stop - s.start,))
+                              for s in pool.slices])
+    return evicted & (true_rate >= median)
+
+
+def verdict(shortfall: jax.Array, convergence: jax.Array, n_wrong: jax.Array, p: Checks) -> dict:
+    return {"pass_capacity": shortfall <= p.max_shortfall,
+            "pass_convergence": convergence >= p.min_convergence,
+            "pass_eviction": n_wrong <= p.max_wrong}

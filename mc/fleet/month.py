@@ -1,0 +1,114 @@
+"""One fleet-month (SPEC §1): draws, then a pure outcome of draws and scenario.
+
+The data flow is one way: lottery → dips → window → eviction → run set →
+accounting → checks. ``fleet_month(key, scenario)`` is one month; the engine
+batches it with ``vmap``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from ..engine import Schema
+from ..kernels import materialise, uniforms
+from . import accounting, checks, demand, dips, eviction, lottery, runset, window
+from .scenario import Scenario
+
+# Per-month outputs (SPEC §2) in order, each with its kind: money is int32 cents
+# until the host converts it, counts int32, floats float32, checks bool.
+KINDS = {
+    "bill": "money", "warm_bill": "money", "churn_bill": "money", "ideal_bill": "money",
+    "convergence": "float", "n_run": "count", "n_evicted": "count", "n_wrong": "count",
+    "wrong_share": "float", "demand_tokens": "float", "delivered_tokens": "float",
+    "capacity_tokens": "float", "shortfall": "float", "idle_burn": "float",
+    "pass_capacity": "pass", "pass_convergence": "pass", "pass_eviction": "pass",
+}
+OUTPUTS = tuple(KINDS)
+MONEY, COUNTS, FLOATS, PASSES = (tuple(c for c, k in KINDS.items() if k == kind)
+                                 for kind in ("money", "count", "float", "pass"))
+MODE_COLUMNS = ("bill", "n_run", "n_evicted")
+
+
+def schema(sc: Scenario) -> Schema:
+    """The engine's column schema for a scenario's months: money columns with the
+    values the pool allows, counts from 0 to the pool size."""
+    money = {c: accounting.money_support(sc.pool, sc.churn_cents, c) for c in MONEY}
+    return Schema(columns=OUTPUTS, money=money, counts={c: sc.pool.size + 1 for c in COUNTS},
+                  floats=FLOATS, passes=PASSES, modes=MODE_COLUMNS)
+
+
+class Draws(NamedTuple):
+    """Every random number one fleet-month uses."""
+
+    lottery: lottery.LotteryDraws
+    dips: dips.DipDraws
+    noise: jax.Array  # (pool,) float32 standard normal window errors
+    demand: demand.BurstDraws | None
+
+
+def draw(key: jax.Array, sc: Scenario) -> Draws:
+    """Every random number of the month, from one block of open uniforms per
+    card and one for demand (each module turns its columns into variates)."""
+    n_dips = dips.uniforms_needed(sc.dips)
+    per_card = lottery.UNIFORMS + 1 + n_dips
+    k_cards, k_demand = jax.random.split(key)
+    # Materialised once: otherwise XLA fuses the bit hash into each consumer
+    # and recomputes card blocks of words inside every pairwise comparison.
+    u = materialise(uniforms(k_cards, (sc.pool.size, per_card)))
+    u_demand = uniforms(k_demand, (demand.uniforms_needed(sc.demand),))
+    return Draws(lottery.draw(u[:, :lottery.UNIFORMS]), dips.draw(u[:, lottery.UNIFORMS + 1:], sc.dips),
+                 window.draw(u[:, lottery.UNIFORMS]), demand.draw(u_demand, sc.demand))
+
+
+def outcome(d: Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Array]:
+    """SPEC §2 outputs of one month; money in int32 cents (``MONEY`` columns).
+
+    With ``cards=True`` also the per-card ``true_rate``, ``score`` (tok/s),
+    ``evicted`` and ``run`` (bool), each (pool,).
+    """
+    pool = sc.pool
+    rated = jnp.asarray(pool.rated())
+    cents = jnp.asarray(pool.price_cents())
+
+    # Values read by many consumers are materialised once (``materialise``):
+    # XLA would otherwise recompute them inside each pairwise comparison.
+    true_rate, card_dips = materialise((rated * lottery.quality(d.lottery, sc.lottery),
+                                        dips.place(d.dips, sc.window.hours, sc.dips)))
+    score = materialise(window.score(window.mean_rate(true_rate, card_dips, sc.window), d.noise, sc.window))
+
+    evicted = eviction.evict(score / rated, sc.evict_limit, sc.eviction)
+    hourly_demand = demand.profile(d.demand, sc.demand)
+    run = materialise(runset.run_set(score, cents.astype(jnp.float32), evicted,
+                                     runset.target(hourly_demand, sc.runset), sc.runset))
+
+    tok = accounting.month_tokens(true_rate, run, card_dips, hourly_demand)
+    warm = accounting.bill_cents(run, cents)
+    churn = accounting.bill_cents(evicted, sc.churn_cents)
+    bill = warm + churn
+    ideal = accounting.ideal_cents(true_rate, jnp.max(hourly_demand), pool)
+
+    n_evicted = jnp.sum(evicted, dtype=jnp.int32)
+    n_wrong = jnp.sum(checks.wrong(true_rate, evicted, pool), dtype=jnp.int32)
+    convergence = accounting.ratio(ideal.astype(jnp.float32), bill.astype(jnp.float32), empty=1.0)
+    shortfall = accounting.ratio(tok.unmet, tok.demand)
+    out = {
+        "bill": bill, "warm_bill": warm, "churn_bill": churn, "ideal_bill": ideal,
+        "convergence": convergence,
+        "n_run": jnp.sum(run, dtype=jnp.int32), "n_evicted": n_evicted, "n_wrong": n_wrong,
+        "wrong_share": accounting.ratio(n_wrong.astype(jnp.float32), n_evicted.astype(jnp.float32)),
+        "demand_tokens": tok.demand, "delivered_tokens": tok.delivered,
+        "capacity_tokens": tok.capacity, "shortfall": shortfall,
+        "idle_burn": accounting.idle_burn(warm.astype(jnp.float32) / 100.0, tok),
+    }
+    out.update(checks.verdict(shortfall, convergence, n_wrong, sc.checks))
+    if cards:
+        out.update(true_rate=true_rate, score=score, evicted=evicted, run=run)
+    return out
+
+
+def fleet_month(key: jax.Array, sc: Scenario) -> dict[str, jax.Array]:
+    """One fleet-month from its key: ``outcome(draw(key, sc), sc)``."""
+    return outcome(draw(key, sc), sc)

@@ -1,0 +1,145 @@
+"""A fleet-month scenario: every parameter of SPEC §1, validated on entry.
+
+Scenarios convert to and from plain dicts (TOML tables), and ``replace`` takes
+dotted field names (``"eviction.share"``), which sweeps use.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any
+
+import numpy as np
+
+from .. import _validate as v
+from .._pytree import fields_dict, pytree_dataclass, section
+from .accounting import churn_cents
+from .checks import Checks
+from .demand import Demand
+from .dips import Dips
+from .eviction import Eviction
+from .lottery import Lottery
+from .pool import CLASSES, CardClass, Pool, card_class
+from .runset import check_mode
+from .window import Window
+
+SECTIONS = {"window": Window, "eviction": Eviction, "demand": Demand, "lottery": Lottery,
+            "dips": Dips, "checks": Checks}
+
+
+@pytree_dataclass(static=("pool", "runset"))
+class Scenario:
+    """One fleet-month's parameters. ``pool`` and ``runset`` fix shapes and modes
+    (static); the rest are pytree leaves, so a sweep over them compiles once."""
+
+    pool: Pool
+    window: Window = dataclasses.field(default_factory=Window)
+    eviction: Eviction = dataclasses.field(default_factory=Eviction)
+    runset: str = "steady"
+    demand: Demand = dataclasses.field(default_factory=Demand)
+    lottery: Lottery = dataclasses.field(default_factory=Lottery)
+    dips: Dips = dataclasses.field(default_factory=Dips)
+    checks: Checks = dataclasses.field(default_factory=Checks)
+    # Derived on the host in float64, so counts and cents are exact:
+    evict_limit: int = dataclasses.field(init=False, default=0)  # most cards evicted
+    churn_cents: np.ndarray = dataclasses.field(init=False, default=None)  # (pool,) int32
+
+    def __post_init__(self):
+        if not isinstance(self.pool, Pool):
+            v.fail("pool", self.pool, "must be a Pool")
+        check_mode(self.runset)
+        for name, cls in SECTIONS.items():
+            if not isinstance(getattr(self, name), cls):
+                v.fail(name, getattr(self, name), f"must be a {cls.__name__}")
+        object.__setattr__(self, "evict_limit", self.eviction.limit(self.pool.size))
+        object.__setattr__(self, "churn_cents", churn_cents(self.pool, self.eviction.churn))
+
+    # -- dict form -------------------------------------------------------
+    def to_dict(self) -> dict:
+        """Plain-data form (the TOML layout); ``from_dict`` inverts it."""
+        out: dict[str, Any] = {"pool": pool_to_data(self.pool), "runset": self.runset}
+        out.update({name: fields_dict(getattr(self, name)) for name in SECTIONS})
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict, base: "Scenario | None" = None) -> "Scenario":
+        """Build from plain data; fields not given come from ``base`` (or defaults).
+
+        Unknown sections or fields are errors naming them.
+        """
+        data = dict(data)
+        merged = base.to_dict() if base is not None else {}
+        for key in data:
+            if key not in ("pool", "runset") and key not in SECTIONS:
+                v.fail(key, data[key], "is not a scenario field; known: pool, runset, " + ", ".join(SECTIONS))
+        sections = {name: section(name, scls, data.get(name, {}), merged.get(name))
+                    for name, scls in SECTIONS.items()}
+        if "pool" not in data and "pool" not in merged:
+            v.fail("pool", None, "must be given, e.g. \"32 x flagship\"")
+        pool = pool_from_data(data.get("pool", merged.get("pool")))
+        return cls(pool=pool, runset=data.get("runset", merged.get("runset", "steady")), **sections)
+
+    def replace(self, updates: dict[str, Any] | None = None, **kw) -> "Scenario":
+        """A copy with fields changed, by dotted name: ``replace({"window.hours": 24})``."""
+        nested: dict[str, Any] = {}
+        for key, val in {**(updates or {}), **kw}.items():
+            head, _, tail = key.partition(".")
+            if tail:
+                if head not in SECTIONS:
+                    v.fail(key, val, "is not a scenario field; sections: " + ", ".join(SECTIONS))
+                nested.setdefault(head, {})[tail] = val
+            else:
+                nested[head] = val
+        return Scenario.from_dict(nested, base=self)
+
+
+def field_names() -> list[str]:
+    """Every dotted field name a sweep may vary."""
+    names = ["pool", "runset"]
+    for name, scls in SECTIONS.items():
+        names += [f"{name}.{f.name}" for f in dataclasses.fields(scls) if f.init]
+    return names
+
+
+_GROUP = re.compile(r"^\s*(\d+)\s*[x×*]\s*([A-Za-z0-9_.@-]+)\s*$")
+
+
+def pool_from_data(data: Any) -> Pool:
+    """A pool from ``"32 x flagship"``, ``"24 x bargain + 8 x flagship"``, or a list of
+    tables ``{card = "flagship", count = 32}`` / ``{name, rated, price, count}``."""
+    if isinstance(data, Pool):
+        return data
+    if isinstance(data, str):
+        groups = []
+        for part in data.split("+"):
+            m = _GROUP.match(part)
+            if not m:
+                v.fail("pool", data, "must look like '32 x flagship' or '24 x bargain + 8 x flagship'")
+            groups.append((card_class(m.group(2)), int(m.group(1))))
+        return Pool(tuple(groups))
+    if isinstance(data, (list, tuple)) and data:
+        groups = []
+        for item in data:
+            if not isinstance(item, dict) or "count" not in item:
+                v.fail("pool", item, "each entry must be a table with a count and a card (or name, rated, price)")
+            item = dict(item)
+            n = item.pop("count")
+            if "card" in item:
+                card = card_class(item.pop("card"))
+                if item:
+                    card = CardClass(**{"name": card.name, "rated": card.rated, "price": card.price, **item})
+            else:
+                try:
+                    card = CardClass(**item)
+                except TypeError:
+                    v.fail("pool", item, "a custom card needs exactly name, rated, price")
+            groups.append((card, n))
+        return Pool(tuple(groups))
+    v.fail("pool", data, "must be a string like '32 x flagship' or a list of tables")
+
+
+def pool_to_data(pool: Pool) -> Any:
+    if all(CLASSES.get(c.name) == c for c in pool.classes):
+        return " + ".join(f"{n} x {c.name}" for c, n in pool.groups)
+    return [{"name": c.name, "rated": c.rated, "price": c.price, "count": n} for c, n in pool.groups]

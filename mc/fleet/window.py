@@ -1,0 +1,54 @@
+"""The measurement window (SPEC §1.4): what the autoscaler sees of each card."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from .. import _validate as v
+from ..kernels import normal, overlap, tree_sum
+from .._pytree import pytree_dataclass
+from .dips import CardDips
+
+NAMED = {"hour": 1.0, "day": 24.0, "week": 168.0}
+
+
+def hours(value) -> float:
+    """A window length from a number of hours or ``hour``/``day``/``week``."""
+    if isinstance(value, str):
+        v.choice("window.hours", value, NAMED)
+        return NAMED[value]
+    return v.number("window.hours", value, lo=0.0, lo_open=True, hi=1e6)
+
+
+@pytree_dataclass
+class Window:
+    """A window of ``hours`` before the month; an hour window errs by ``sigma_hour``."""
+
+    hours: float = 168.0
+    sigma_hour: float = 0.25
+
+    def __post_init__(self):
+        object.__setattr__(self, "hours", hours(self.hours))
+        object.__setattr__(self, "sigma_hour", v.nonneg("window.sigma_hour", self.sigma_hour))
+
+
+def draw(u: jax.Array) -> jax.Array:
+    """(pool,) float32 standard normal measurement errors ``ε``, from (pool,) open uniforms."""
+    return normal(u)
+
+
+def sigma(p: Window) -> jax.Array:
+    """Relative error of the window: ``sigma_hour · sqrt(1 h / W)``."""
+    return p.sigma_hour * jnp.sqrt(1.0 / p.hours)
+
+
+def mean_rate(true_rate: jax.Array, dips: CardDips, p: Window) -> jax.Array:
+    """(pool,) float32 tok/s: the window's mean rate ``m``."""
+    lost = tree_sum(dips.depth * overlap(dips.begin, dips.end, -p.hours, 0.0))
+    return true_rate * jnp.maximum(0.0, 1.0 - lost / p.hours)
+
+
+def score(m: jax.Array, eps: jax.Array, p: Window) -> jax.Array:
+    """(pool,) float32 tok/s: the score ``s = max(0, m·(1 + σ(W)·ε))``."""
+    return jnp.maximum(0.0, m * (1.0 + sigma(p) * eps))

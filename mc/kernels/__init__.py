@@ -1,0 +1,31 @@
+"""Exact numerics that know no model: bits, random variates, ranks, covers, sums
+and interval passes over the month's hours."""
+
+from .bits import bits as bits
+from .cover import best_first as best_first
+from .cover import greedy_prefix as greedy_prefix
+from .fusion import materialise as materialise
+from .hours import month_sums as month_sums
+from .hours import overlap as overlap
+from .hours import per_hour as per_hour
+from .random import exponential as exponential
+from .random import normal as normal
+from .random import poisson_capped as poisson_capped
+from .random import poisson_cdf as poisson_cdf
+from .random import uniforms as uniforms
+from .ranks import PAIRWISE_MAX as PAIRWISE_MAX
+from .ranks import median as median
+from .ranks import pairwise_rank as pairwise_rank
+from .ranks import rank as rank
+from .ranks import select_rank as select_rank
+from .ranks import sort_rank as sort_rank
+from .sums import int_cumsum as int_cumsum
+from .sums import masked_sum as masked_sum
+from .sums import scan_sum as scan_sum
+from .sums import tree_sum as tree_sum
+from .sums import two_sum as two_sum
+
+__all__ = ["bits", "best_first", "greedy_prefix", "materialise", "month_sums", "overlap", "per_hour",
+           "exponential", "normal", "poisson_capped", "poisson_cdf", "uniforms", "PAIRWISE_MAX", "median",
+           "pairwise_rank", "rank", "select_rank", "sort_rank", "int_cumsum", "masked_sum", "scan_sum",
+           "tree_sum", "two_sum"]

@@ -1,0 +1,220 @@
+"""Spreading intervals over the month's hours in O(intervals + hours).
+
+Two entry points share the power-of-two scale (``_scale``) and the four
+difference-array updates per interval (``_updates``):
+
+- ``per_hour``: one month's (hours,) profile of interval weights (burst demand).
+- ``month_sums``: a month's four token totals from its run set's rate, the
+  loss intervals of its dips, and its demand, without materialising hourly
+  capacity per month. Batched with ``vmap`` it runs as one chunk-level pass
+  (``custom_vmap``): only the live intervals are scattered (gathered into a
+  quarter of the slots when the chunk's busiest month fits there), and the
+  hours are summed as integers.
+
+Both are exact in their fixed-point domain (int32 for ``per_hour``; float32
+integers below 2**24, then int32 sums, for ``month_sums``), so a month's bits
+depend on neither the chunk it runs in nor which static size served the chunk.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from ..units import HOURS
+from .sums import int_cumsum, tree_sum
+
+# Fixed-point headroom: contributions are scaled so that the sum of all
+# |weights| is below 2**_HEADROOM; every partial sum of the difference array is
+# then below 2**(_HEADROOM + 1) < 2**31.
+_HEADROOM = 29
+
+
+def overlap(begin: jax.Array, end: jax.Array, x: float, y: float) -> jax.Array:
+    """Hours of ``[begin, end) ∩ [x, y)``, elementwise."""
+    return jnp.maximum(0.0, jnp.minimum(end, y) - jnp.maximum(begin, x))
+
+
+def _scale(weight: jax.Array, headroom: int = _HEADROOM) -> jax.Array:
+    """int32 exponent ``k`` with ``Σ|weight|·2**k < 2**headroom``, summing over
+    the last axis (a month's intervals)."""
+    _, ex = jnp.frexp(tree_sum(jnp.abs(weight)))
+    return jnp.clip(headroom - ex, -126, 126)
+
+
+def _updates(begin: jax.Array, end: jax.Array, weight: jax.Array, k: jax.Array,
+             hours: int) -> tuple[jax.Array, jax.Array]:
+    """Difference-array updates of intervals over the last axis: hour indices and
+    int32 values at scale ``2**k`` (k broadcasts against the leading axes).
+
+    Hours ib..ie-1 get the whole weight; hour ib loses the part before ``begin``
+    and hour ie gains the part before ``end``: four updates per interval.
+    """
+    b = jnp.clip(begin, 0.0, hours)
+    e = jnp.clip(end, b, hours)
+    fb, fe = jnp.floor(b), jnp.floor(e)
+    ib, ie = fb.astype(jnp.int32), fe.astype(jnp.int32)
+    ws = weight * jnp.ldexp(jnp.float32(1.0), k)
+    whole = jnp.round(ws).astype(jnp.int32)
+    head = jnp.round(ws * (b - fb)).astype(jnp.int32)
+    tail = jnp.round(ws * (e - fe)).astype(jnp.int32)
+    idx = jnp.concatenate([ib, ib + 1, ie, ie + 1], axis=-1)
+    upd = jnp.concatenate([whole - head, head, tail - whole, -tail], axis=-1)
+    return idx, upd
+
+
+def per_hour(begin: jax.Array, end: jax.Array, weight: jax.Array, hours: int = HOURS) -> jax.Array:
+    """``Σ_j weight_j · overlap([begin_j, end_j), [h, h+1))`` for h = 0..hours-1.
+
+    Each interval adds its whole hours as a step and its partial first and last
+    hours as corrections, all four as updates of one difference array, so the
+    cost is one scatter plus one cumulative sum, instead of intervals × hours.
+
+    The difference array is int32 fixed point at a power-of-two scale chosen
+    from the month's own ``Σ|weight|`` (largest with that sum below 2**29), so
+    the scatter and the prefix sum are exact and their order cannot change a
+    bit: a month's result is the same in any batch shape. Each hour is within
+    (intervals touching it) × 2**-scale of the exact value, below a float32
+    ulp of the total.
+
+    Arguments:
+        begin, end: (...,) float32 hours; intervals outside ``[0, hours)`` are cut.
+        weight: (...,) float32, per hour of overlap (zero masks an interval).
+    Returns:
+        (hours,) float32.
+    """
+    w = jnp.broadcast_to(weight, begin.shape).ravel().astype(jnp.float32)
+    k = _scale(w)
+    idx, upd = _updates(begin.ravel(), end.ravel(), w, k, hours)
+    diff = jnp.zeros(hours + 2, jnp.int32).at[idx].add(upd, mode="promise_in_bounds")
+    fixed = int_cumsum(diff[:hours])
+    return fixed.astype(jnp.float32) * jnp.ldexp(jnp.float32(1.0), -k)
+
+
+# -- a month's token totals, batched over a chunk ------------------------------------
+
+def _sizes(n: int) -> list[int]:
+    """Static interval counts a chunk may be gathered into: a quarter of the
+    slots (at least 16), or all ``n``. Each size is a branch XLA compiles
+    (about half a second each on a CPU), so there are two: a typical month
+    has far fewer live dips on run cards than a quarter of its slots (a
+    steady 32-card month: ~21 of 256, the busiest of 8,192 months ~45)."""
+    small = max(16, n // 4)
+    return [small, n] if small < n else [n]
+
+
+def _gather_live(begin, end, weight, count, size):
+    """(B, size) intervals: the leading ``count[b, g]`` slots of each group g, in
+    group order, then zero-weight padding. Inputs (B, G, S) and (B, G)."""
+    B, G, S = begin.shape
+    flat = [x.reshape(B, G * S) for x in (begin, end, weight)]
+    if size == G * S:
+        live = jnp.arange(S)[None, None, :] < count[:, :, None]
+        return flat[0], flat[1], jnp.where(live.reshape(B, G * S), flat[2], 0.0)
+    upto = jnp.cumsum(count, axis=1)  # (B, G) inclusive
+    c = jnp.arange(size, dtype=upto.dtype)
+    group = jnp.minimum(jnp.sum(upto[:, None, :] <= c[None, :, None], axis=2, dtype=jnp.int32), G - 1)
+    first = jnp.take_along_axis(upto - count, group, axis=1)
+    src = group * S + jnp.clip(c[None, :] - first, 0, S - 1)
+    b, e, w = (jnp.take_along_axis(x, src, axis=1) for x in flat)
+    return b, e, jnp.where(c[None, :] < upto[:, -1:], w, 0.0)
+
+
+def _diff_rows(begin, end, weight, count, k, hours):
+    """(B, hours + 2) float32 difference arrays at scale 2**k (integer values),
+    from the live intervals, gathered into the smallest static size that holds
+    every month of the chunk."""
+    B, G, S = begin.shape
+    sizes = _sizes(G * S)
+    busiest = jnp.max(jnp.sum(count, axis=1))
+
+    def branch(size):
+        def run(args):
+            b, e, w = _gather_live(*args, size)
+            idx, upd = _updates(b, e, w, k[:, None], hours)
+            # One flat scatter over the chunk (month b owns slots b·(hours+2)...);
+            # integers with every partial sum below 2**24: exact in any order.
+            idx = idx + (hours + 2) * jnp.arange(B, dtype=jnp.int32)[:, None]
+            out = jnp.zeros(B * (hours + 2), jnp.float32).at[idx.ravel()].add(
+                upd.ravel().astype(jnp.float32), mode="promise_in_bounds")
+            return out.reshape(B, hours + 2)
+        return run
+
+    pick = jnp.sum(jnp.asarray(sizes[:-1], jnp.int32) < busiest, dtype=jnp.int32)
+    return jax.lax.switch(pick, [branch(s) for s in sizes], (begin, end, weight, count))
+
+
+def _prefix(x: jax.Array, block: int = 16) -> jax.Array:
+    """Inclusive prefix sums over the last axis of (B, n) float32 integers whose
+    every partial sum is below 2**24 (so exact in any order): within blocks by
+    one matrix product with a triangular matrix, then across block totals."""
+    B, n = x.shape
+    nb = -(-n // block)
+    x = jnp.pad(x, ((0, 0), (0, nb * block - n))).reshape(B * nb, block)
+    hi = jax.lax.Precision.HIGHEST  # no reduced-precision products (TF32 on GPUs)
+    within = jnp.dot(x, jnp.triu(jnp.ones((block, block), jnp.float32)), precision=hi).reshape(B, nb, block)
+    offset = jnp.dot(within[:, :, -1], jnp.triu(jnp.ones((nb, nb), jnp.float32), 1), precision=hi)
+    return (within + offset[:, :, None]).reshape(B, nb * block)[:, :n]
+
+
+# Fixed-point bounds of the token pass: Σ|weight|·2**k < 2**_LOSS keeps every
+# partial sum of a difference array (four updates of at most the weight each)
+# below 2**24, exact in float32; hourly rates below 2**_RATE keep a month's sum
+# of 730 hours below 2**31, exact in int32.
+_LOSS = 21
+_RATE = 21
+
+
+def _sums(begin, end, weight, count, rate, demand, hours):
+    """(B, 4) float32 hour-sums of demand, served, capacity and unmet; see
+    ``month_sums``. ``demand`` is (B, hours) or (1, hours) (the same for all)."""
+    B, G, S = begin.shape
+    _, top = jnp.frexp(jnp.maximum(rate, jnp.max(demand, axis=-1)))
+    k = jnp.minimum(_scale(weight.reshape(B, G * S), _LOSS), _RATE - top)
+    lost = _prefix(_diff_rows(begin, end, weight, count, k, hours)[:, :hours])
+    one = jnp.ldexp(jnp.float32(1.0), k)[:, None]
+    r = jnp.round(rate[:, None] * one)
+    d = jnp.round(demand * one)
+    cap = jnp.maximum(0.0, r - lost)
+    # Every hour is an integer at scale 2**k: the month's sums are exact in
+    # int32, so no summation order can change them, and the identities hold
+    # exactly (served + unmet = demand, served ≤ capacity).
+    def total(x):  # (B, hours) -> (B,)
+        return jnp.sum(x.astype(jnp.int32), axis=-1)
+
+    served, capacity = total(jnp.minimum(d, cap)), total(cap)
+    demanded = total(d)  # (B, hours) even for shared demand: each month's own scale
+    sums = jnp.stack([demanded, served, capacity, demanded - served], axis=1)
+    return sums.astype(jnp.float32) * jnp.ldexp(jnp.float32(1.0), -k)[:, None]
+
+
+@jax.custom_batching.custom_vmap
+def month_sums(begin, end, weight, count, rate, demand):
+    """A month's totals over its hours, in tok/s·h (× 3,600 for tokens).
+
+    The hourly loss is ``L_h = Σ weight·overlap([begin, end), [h, h+1))`` over the
+    live intervals; capacity ``C_h = max(0, rate − L_h)`` (overlapping losses add,
+    clamped at zero for the fleet, SPEC §1.3).
+
+    Arguments:
+        begin, end: (groups, slots) float32 h (a card's dips; cut to the month).
+        weight: (groups, slots) float32 tok/s lost per hour of overlap.
+        count: (groups,) int32: only the leading ``count[g]`` slots of a group
+            are live (the rest are ignored).
+        rate: () float32 tok/s, the run set's total true rate.
+        demand: (hours,) float32 tok/s.
+    Returns:
+        (4,) float32: ``Σ_h D_h``, ``Σ_h min(D_h, C_h)``, ``Σ_h C_h``,
+        ``Σ_h max(0, D_h − C_h)``.
+    """
+    hours = demand.shape[-1]
+    return _sums(begin[None], end[None], weight[None], count[None], rate[None], demand[None], hours)[0]
+
+
+@month_sums.def_vmap
+def _month_sums_vmap(axis_size, in_batched, begin, end, weight, count, rate, demand):
+    *batched, demand_batched = in_batched
+    args = [x if b else jnp.broadcast_to(x, (axis_size,) + x.shape)
+            for x, b in zip((begin, end, weight, count, rate), batched)]
+    demand = demand if demand_batched else demand[None]
+    return _sums(*args, demand, demand.shape[-1]), True

@@ -1,0 +1,46 @@
+"""Random-variate transforms shared by the models."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from .bits import bits
+from .sums import scan_sum
+
+
+def poisson_cdf(mean: jax.Array, cap: int) -> jax.Array:
+    """(cap,) float32 ``P(N <= k)`` for k = 0..cap-1, ``N ~ Poisson(mean)``."""
+    k = jnp.arange(cap, dtype=jnp.float32)
+    log_pmf = k * jnp.log(jnp.maximum(mean, 1e-30)) - mean - jax.lax.lgamma(k + 1.0)
+    pmf = jnp.where(mean > 0, jnp.exp(log_pmf), (k == 0).astype(jnp.float32))
+    return scan_sum(pmf)
+
+
+def poisson_capped(u: jax.Array, mean: jax.Array, cap: int) -> jax.Array:
+    """``min(Poisson(mean), cap)`` by inverting the CDF at uniform ``u``: exact,
+    one uniform per draw, no rejection loop. Same shape as ``u``, int32."""
+    # N >= j+1 exactly when u >= P(N <= j).
+    cdf = poisson_cdf(mean, cap).reshape((1,) * u.ndim + (cap,))
+    return jnp.sum(u[..., None] >= cdf, axis=-1).astype(jnp.int32)
+
+
+def uniforms(key: jax.Array, shape: tuple[int, ...]) -> jax.Array:
+    """Float32 uniforms on the open interval (0, 1), from one call of the counter-hash
+    bit generator (``mc.kernels.bits``; one call compiles and runs far faster than many).
+
+    The top 23 bits of each word, centred in their cell: never 0 or 1, so
+    ``log`` and ``ndtri`` stay finite.
+    """
+    words = bits(key, shape)
+    return ((words >> 9).astype(jnp.float32) + 0.5) * jnp.float32(2.0**-23)
+
+
+def normal(u: jax.Array) -> jax.Array:
+    """Standard normals by inverting the CDF at open uniforms ``u``."""
+    return jax.scipy.special.ndtri(u)
+
+
+def exponential(u: jax.Array) -> jax.Array:
+    """Standard exponentials (mean 1) by inversion at open uniforms ``u``."""
+    return -jnp.log(u)

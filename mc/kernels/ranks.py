@@ -1,0 +1,52 @@
+"""Ranks and order statistics of one example's small axis, exact and batch-shape free.
+
+Up to ``PAIRWISE_MAX`` elements are ranked by pairwise comparison (n² elementwise
+work, no sort, fast for small n on every backend); larger axes use XLA's stable sort.
+Both branches give the same ranks.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from .fusion import materialise
+
+PAIRWISE_MAX = 64
+
+
+def pairwise_rank(x: jax.Array) -> jax.Array:
+    """(n,) int32 ascending position of each element of ``x``, ties by index:
+    ``rank_i = #{j : x_j < x_i or (x_j == x_i and j < i)}``."""
+    n = x.shape[-1]
+    idx = jnp.arange(n)
+    x = materialise(x)  # else its producers run once per pair
+    xi, xj = x[:, None], x[None, :]
+    before = (xj < xi) | ((xj == xi) & (idx[None, :] < idx[:, None]))
+    return jnp.sum(before, axis=-1, dtype=jnp.int32)
+
+
+def sort_rank(x: jax.Array) -> jax.Array:
+    """The same ranks as ``pairwise_rank``, by a stable sort."""
+    order = jnp.argsort(x, stable=True)
+    return jnp.zeros(x.shape, jnp.int32).at[order].set(jnp.arange(x.shape[0], dtype=jnp.int32))
+
+
+def rank(x: jax.Array) -> jax.Array:
+    """(n,) int32 position of each element in ascending order, ties by index."""
+    return pairwise_rank(x) if x.shape[0] <= PAIRWISE_MAX else sort_rank(x)
+
+
+def select_rank(x: jax.Array, ranks: jax.Array, r: int) -> jax.Array:
+    """() the element of ``x`` whose rank is ``r`` (exact: one nonzero term)."""
+    return jnp.sum(jnp.where(ranks == r, x, 0.0))
+
+
+def median(x: jax.Array) -> jax.Array:
+    """() median of (n,) ``x`` (the mean of the two middle values when n is even),
+    as ``jnp.median`` computes it."""
+    n = x.shape[-1]
+    if n > PAIRWISE_MAX:
+        return jnp.median(x)
+    r = pairwise_rank(x)
+    return (select_rank(x, r, (n - 1) // 2) + select_rank(x, r, n // 2)) * 0.5

@@ -1,0 +1,75 @@
+"""Sums whose rounding does not depend on the batch shape.
+
+XLA picks a reduction order per compiled shape, so ``jnp.sum`` of the same
+month can round differently in a chunk of 1 and a chunk of 4096. These are
+written as fixed sequences of elementwise adds, so a month's floats are the
+same bits in any chunk, on any number of devices.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from .fusion import materialise
+
+
+def tree_sum(x: jax.Array) -> jax.Array:
+    """Pairwise sum over the last axis (zero-padded to even at each level)."""
+    if x.shape[-1] == 0:  # e.g. no dip slots (dips.max_count = 0)
+        return jnp.zeros(x.shape[:-1], x.dtype)
+    while x.shape[-1] > 1:
+        if x.shape[-1] % 2:
+            x = jnp.concatenate([x, jnp.zeros(x.shape[:-1] + (1,), x.dtype)], axis=-1)
+        half = x.shape[-1] // 2
+        x = x[..., :half] + x[..., half:]
+    return x[..., 0]
+
+
+def scan_sum(x: jax.Array) -> jax.Array:
+    """Inclusive prefix sum over the last axis (Hillis–Steele, log2 n passes)."""
+    n, k = x.shape[-1], 1
+    while k < n:
+        shifted = jnp.concatenate([jnp.zeros(x.shape[:-1] + (k,), x.dtype), x[..., :n - k]], axis=-1)
+        x = x + shifted
+        k *= 2
+    return x
+
+
+def two_sum(a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``(s, err)`` with ``s = fl(a + b)`` and ``s + err = a + b`` exactly."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def masked_sum(mask: jax.Array, x: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``Σ_j mask[i, j] · x[j]`` for each i, compensated: ``(hi, lo)`` whose sum
+    is the exact sum to about twice float32 precision, added in index order (so
+    the bits do not depend on the batch shape).
+
+    Arguments:
+        mask: (m, n) bool. x: (n,) float32.
+    Returns:
+        (m,) float32 each.
+    """
+    x = materialise(x)  # else its producers run once per term
+    hi = jnp.zeros(mask.shape[:1], x.dtype)
+    lo = jnp.zeros(mask.shape[:1], x.dtype)
+    for j in range(x.shape[-1]):
+        hi, err = two_sum(hi, jnp.where(mask[:, j], x[j], 0.0))
+        lo = lo + err
+    return hi, lo
+
+
+def int_cumsum(x: jax.Array, block: int = 32) -> jax.Array:
+    """Inclusive prefix sum of integers over the last axis (exact in any order):
+    prefix sums within blocks of ``block``, then of the block totals."""
+    n = x.shape[-1]
+    nb = -(-n // block)
+    pad = nb * block - n
+    y = jnp.concatenate([x, jnp.zeros(x.shape[:-1] + (pad,), x.dtype)], axis=-1) if pad else x
+    y = jnp.cumsum(y.reshape(x.shape[:-1] + (nb, block)), axis=-1)
+    last = y[..., -1]
+    offset = jnp.cumsum(last, axis=-1) - last
+    return (y + offset[..., None]).reshape(x.shape[:-1] + (nb * block,))[..., :n]

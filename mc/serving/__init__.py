@@ -1,0 +1,16 @@
+"""Serving (SPEC §5): what one card does for one model, from its catalogue entry."""
+
+from . import catalogue as catalogue
+from .arithmetic import MEM_UTIL as MEM_UTIL
+from .arithmetic import PREFILL_UTIL as PREFILL_UTIL
+from .arithmetic import Card as Card
+from .arithmetic import card as card
+from .arithmetic import kv_bytes_per_token as kv_bytes_per_token
+from .arithmetic import prefill_seconds as prefill_seconds
+from .arithmetic import seats as seats
+from .arithmetic import step_seconds as step_seconds
+from .arithmetic import tokens_per_dollar as tokens_per_dollar
+from .arithmetic import weight_bytes as weight_bytes
+
+__all__ = ["catalogue", "MEM_UTIL", "PREFILL_UTIL", "Card", "card", "kv_bytes_per_token", "prefill_seconds",
+           "seats", "step_seconds", "tokens_per_dollar", "weight_bytes"]

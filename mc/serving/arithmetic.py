@@ -1,0 +1,136 @@
+"""Serving arithmetic (SPEC §5): what one card does for one model, from first principles.
+
+Decode is memory-bound: every step reads every weight byte once plus each seated
+request's KV cache, so a batch shares the weight read and the aggregate rate grows
+with the batch until the KV reads (or the seats) run out.
+
+Two defaults are choices, stated here:
+- **usable memory** = ``MEM_UTIL`` × the card's memory, ``MEM_UTIL = 0.90`` — vLLM's
+  default ``gpu_memory_utilization``: weights and KV cache get 90%; the rest is the
+  CUDA context, activations and fragmentation.
+- **prefill utilisation** ``PREFILL_UTIL = 0.5`` of peak dense bf16 FLOP/s — the
+  middle of the 40–60% model-FLOPs utilisation usually reported for prefill.
+
+The formula functions take plain numbers (or NumPy arrays); ``card`` validates and
+assembles them for a catalogue model on a catalogue GPU.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+from .. import _validate as v
+from . import catalogue
+
+MEM_UTIL = 0.90
+PREFILL_UTIL = 0.5
+SECONDS_PER_HOUR = 3600
+
+
+def kv_bytes_per_token(layers, kv_heads, head_dim, bytes_per_element):
+    """Bytes of KV cache one token holds: a K and a V vector per layer per KV head."""
+    return 2 * layers * kv_heads * head_dim * bytes_per_element
+
+
+def weight_bytes(params, bytes_per_param):
+    """Bytes of weights: parameters × bytes per parameter."""
+    return params * bytes_per_param
+
+
+def seats(usable, weights, kv_per_token, context) -> int | None:
+    """Requests of ``context`` tokens whose KV caches fit beside the weights:
+    ``floor((usable − weights) / (kv_per_token · context))``. ``None`` (no limit)
+    when the context is zero, since then no request holds any cache."""
+    per_seat = kv_per_token * context
+    if per_seat == 0:
+        return None
+    return max(0, math.floor((usable - weights) / per_seat))
+
+
+def prefill_seconds(params, prompt, flops, utilisation):
+    """Seconds to prefill a prompt, compute-bound: ``2 · params · prompt / (flops · util)``."""
+    return 2 * params * prompt / (flops * utilisation)
+
+
+def step_seconds(weights, batch, context, kv_per_token, bandwidth):
+    """Seconds per decode step: ``(weights + batch · context · kv_per_token) / bandwidth``."""
+    return (weights + batch * context * kv_per_token) / bandwidth
+
+
+def tokens_per_dollar(aggregate_tok_s, hourly_price):
+    """Tokens per dollar of a card: ``aggregate · 3600 / hourly price``. A fleet of
+    identical cards has the same tokens per dollar and ``cards ×`` the tokens."""
+    return aggregate_tok_s * SECONDS_PER_HOUR / hourly_price
+
+
+@dataclass(frozen=True)
+class Card:
+    """One model on one card: the inputs (canonical names) and what follows from them."""
+
+    model: str
+    gpu: str
+    weight_bytes_per_param: float
+    kv_bytes_per_element: float
+    batch_requested: int
+    context: int  # tokens of KV cache each seated request holds
+    prompt: int  # tokens prefilled before the first output token
+    mem_util: float
+    prefill_util: float
+    kv_bytes_per_token: float  # bytes
+    weight_bytes: float  # bytes
+    usable_bytes: float  # bytes: mem_util × memory
+    seats: int | None  # requests whose KV fits; None = unlimited (context 0)
+    batch: int  # requested batch capped by seats
+    step_s: float  # s per decode step
+    per_user_tok_s: float  # tok/s one request sees: 1 / step
+    aggregate_tok_s: float  # tok/s the card emits: batch / step
+    ttft_s: float  # s to first token: the prompt's prefill
+
+    def tokens_per_dollar(self, hourly_price: float) -> float:
+        return tokens_per_dollar(self.aggregate_tok_s, v.positive("price_per_hour", hourly_price))
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def card(model: str, gpu: str, *, weight_bytes_per_param: float = 2.0,
+         kv_bytes_per_element: float = 2.0, batch: int = 1, context: int = 4096,
+         prompt: int = 1024, mem_util: float = MEM_UTIL,
+         prefill_util: float = PREFILL_UTIL) -> Card:
+    """Serve ``model`` on one ``gpu`` (catalogue names or aliases).
+
+    Defaults: bf16 weights and KV cache (2 bytes), one request holding 4,096 tokens
+    of context after a 1,024-token prompt.
+
+    Raises:
+        ParamError: unknown names (listing the known), non-positive sizes, weights
+        that do not fit in usable memory, or a context that leaves no seat.
+    """
+    m, g = catalogue.model(model), catalogue.gpu(gpu)
+    wb = v.number("weight_bytes", weight_bytes_per_param, lo=0.0, lo_open=True, hi=8.0)
+    kb = v.number("kv_bytes", kv_bytes_per_element, lo=0.0, lo_open=True, hi=8.0)
+    batch = v.count("batch", batch, lo=1, hi=1_000_000)
+    context = v.count("context", context, lo=0, hi=100_000_000)
+    prompt = v.count("prompt", prompt, lo=0, hi=100_000_000)
+    mem_util = v.number("mem_util", mem_util, lo=0.0, lo_open=True, hi=1.0)
+    prefill_util = v.number("prefill_util", prefill_util, lo=0.0, lo_open=True, hi=1.0)
+
+    kv = kv_bytes_per_token(m.layers, m.kv_heads, m.head_dim, kb)
+    weights = weight_bytes(m.params, wb)
+    usable = mem_util * g.memory
+    if weights >= usable:
+        v.fail("weight_bytes", wb, f"{m.name} weights take {weights:.4g} bytes but {g.name} has "
+               f"{usable:.4g} usable ({mem_util:g} x {g.memory:.4g}); use fewer bytes per parameter")
+    n_seats = seats(usable, weights, kv, context)
+    if n_seats == 0:
+        v.fail("context", context, f"leaves no seat: one request's KV cache is {kv * context:.4g} bytes "
+               f"({kv:.4g} per token) but only {usable - weights:.4g} bytes are free beside the weights")
+    eff = batch if n_seats is None else min(batch, n_seats)
+    step = step_seconds(weights, eff, context, kv, g.bandwidth)
+    return Card(model=m.name, gpu=g.name, weight_bytes_per_param=wb, kv_bytes_per_element=kb,
+                batch_requested=batch, context=context, prompt=prompt, mem_util=mem_util,
+                prefill_util=prefill_util, kv_bytes_per_token=kv, weight_bytes=weights,
+                usable_bytes=usable, seats=n_seats, batch=eff, step_s=step,
+                per_user_tok_s=1.0 / step, aggregate_tok_s=eff / step,
+                ttft_s=prefill_seconds(m.params, prompt, g.flops, prefill_util))

@@ -1,0 +1,102 @@
+"""Real models and GPUs for the serving arithmetic (SPEC §5), each with its source.
+
+Units: bytes, bytes/s, FLOP/s. Datasheet "GB" of HBM are read as GiB (2^30 bytes):
+the parts are built from binary-sized stacks and ``nvidia-smi`` reports, e.g.,
+81,920 MiB for the 80 GB A100 and 81,559 MiB for the 80 GB H100. Bandwidth
+(TB/s) and FLOP/s are decimal, as datasheets state them. Peak FLOP/s are
+*dense* bf16 (datasheets headline the 2:4-sparse figure, twice as large).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import _validate as v
+
+GIB = 2**30
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A decoder-only transformer, as far as serving cost goes."""
+
+    name: str
+    layers: int
+    kv_heads: int  # grouped-query attention: KV heads, not query heads
+    head_dim: int
+    params: float  # parameter count
+    source: str
+
+
+@dataclass(frozen=True)
+class GPUSpec:
+    name: str
+    memory: float  # bytes of HBM
+    bandwidth: float  # bytes/s of HBM bandwidth
+    flops: float  # FLOP/s, peak dense bf16
+    source: str
+
+
+_LLAMA3_8B = "meta-llama/Meta-Llama-3-8B config.json and model card"
+_LLAMA3_70B = "meta-llama/Meta-Llama-3-70B config.json and model card"
+
+MODELS: dict[str, ModelSpec] = {m.name: m for m in (
+    # 32 layers, hidden 4096 / 32 query heads = head_dim 128, 8 KV heads. Parameters
+    # from the config: 32 × 218,112,000 per layer + 2 × 128,256 × 4,096 (untied
+    # embeddings) + 4,096 (final norm) = 8,030,261,248.
+    ModelSpec("llama-3-8b", 32, 8, 128, 8_030_261_248,
+              _LLAMA3_8B + ": num_hidden_layers=32, num_key_value_heads=8, hidden_size=4096, "
+              "num_attention_heads=32, 8.03B parameters"),
+    # 80 layers, hidden 8192 / 64 query heads = head_dim 128, 8 KV heads;
+    # 80 × 855,654,400 + 2 × 128,256 × 8,192 + 8,192 = 70,553,706,496.
+    ModelSpec("llama-3-70b", 80, 8, 128, 70_553_706_496,
+              _LLAMA3_70B + ": num_hidden_layers=80, num_key_value_heads=8, hidden_size=8192, "
+              "num_attention_heads=64, 70.6B parameters"),
+    # 32 × 218,112,000 + 2 × 32,000 × 4,096 + 4,096 = 7,241,732,096.
+    ModelSpec("mistral-7b", 32, 8, 128, 7_241_732_096,
+              "mistralai/Mistral-7B-v0.1 config.json: num_hidden_layers=32, "
+              "num_key_value_heads=8, head_dim 4096/32=128, 7.24B parameters"),
+    # Round-number generics for back-of-envelope work (SPEC §5's worked example).
+    ModelSpec("70b", 80, 8, 128, 70e9, "generic: exactly 70e9 parameters, KV shape of Llama-3-70B"),
+    ModelSpec("8b", 32, 8, 128, 8e9, "generic: exactly 8e9 parameters, KV shape of Llama-3-8B"),
+)}
+
+GPUS: dict[str, GPUSpec] = {g.name: g for g in (
+    GPUSpec("a100-80gb", 80 * GIB, 2.039e12, 312e12,
+            "NVIDIA A100 Tensor Core GPU datasheet, A100 80GB SXM: 80GB HBM2e, 2,039 GB/s, "
+            "BF16 312 TFLOPS (624 with sparsity)"),
+    GPUSpec("h100-sxm", 80 * GIB, 3.35e12, 989e12,
+            "NVIDIA H100 Tensor Core GPU datasheet, H100 SXM: 80GB, 3.35 TB/s, "
+            "BF16 1,979 TFLOPS with sparsity (989 dense)"),
+    GPUSpec("h200", 141 * GIB, 4.8e12, 989e12,
+            "NVIDIA H200 Tensor Core GPU datasheet, H200 SXM: 141GB HBM3e, 4.8 TB/s, "
+            "BF16 1,979 TFLOPS with sparsity (989 dense)"),
+    GPUSpec("b200", 180 * GIB, 8.0e12, 2.25e15,
+            "NVIDIA HGX B200 datasheet, per GPU (1/8 of the HGX board): 180GB HBM3e, 8 TB/s, "
+            "FP16/BF16 4.5 PFLOPS with sparsity (2.25 dense)"),
+    GPUSpec("l40s", 48 * GIB, 0.864e12, 362.05e12,
+            "NVIDIA L40S datasheet: 48GB GDDR6, 864 GB/s, BF16 362.05 TFLOPS "
+            "(733 with sparsity)"),
+)}
+
+MODEL_ALIASES = {"llama3-8b": "llama-3-8b", "llama3-70b": "llama-3-70b"}
+GPU_ALIASES = {"a100": "a100-80gb", "h100": "h100-sxm", "h200-sxm": "h200", "hgx-b200": "b200"}
+
+
+def _lookup(kind: str, name: str, table: dict, aliases: dict):
+    key = name.strip().lower() if isinstance(name, str) else name
+    key = aliases.get(key, key)
+    if key not in table:
+        known = sorted(list(table) + list(aliases))
+        v.fail(kind, name, "must be one of " + ", ".join(known))
+    return table[key]
+
+
+def model(name: str) -> ModelSpec:
+    """A model by name or alias (case-insensitive); unknown names list the known."""
+    return _lookup("model", name, MODELS, MODEL_ALIASES)
+
+
+def gpu(name: str) -> GPUSpec:
+    """A GPU by name or short alias (``h100``, ``a100``, ...)."""
+    return _lookup("gpu", name, GPUS, GPU_ALIASES)

@@ -1,0 +1,13 @@
+"""Studies over the models: sweeps, calibration, the bench and its NumPy month,
+manifests, and the report tables the commands print."""
+
+from . import bench as bench
+from . import calibrate as calibrate
+from . import manifest as manifest
+from . import numpy_month as numpy_month
+from . import reports as reports
+from . import sweep as sweep
+from .calibrate import Calibration as Calibration
+from .sweep import Sweep as Sweep
+
+__all__ = ["bench", "calibrate", "manifest", "numpy_month", "reports", "sweep", "Calibration", "Sweep"]

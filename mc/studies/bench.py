@@ -1,0 +1,92 @@
+"""Throughput of the standard fleet month: the JAX engine against vectorized NumPy.
+
+The standard month is ``golden-idler-steady`` (32 flagship cards, a week's
+window, share eviction, steady run set, flat demand) with dips on and hourly
+capacity. The engine is timed as ``simulate`` streams: sharded chunks reduced to
+summaries on the devices, after one untimed chunk that compiles. NumPy runs
+``mc.numpy_month`` on batches of months in the same process, so the ratio
+compares the two under the same load.
+"""
+
+from __future__ import annotations
+
+import time
+
+import jax
+import numpy as np
+
+from .. import _validate as v
+from .. import engine
+from ..fleet import fleet_month, presets, schema
+from . import numpy_month
+
+STANDARD = "golden-idler-steady"
+
+
+def time_engine(sc, chunk: int, seconds: float, devices=None) -> dict:
+    """Fleet-months per second of the streaming engine at one chunk size."""
+    cols = schema(sc)
+    red, aux = engine.plan(cols)
+    kw = dict(reducer=red, seed=1, chunk=chunk, devices=devices)
+    aux = engine.ranges_from(engine.first_chunk(fleet_month, sc, chunk, aux=aux, **kw), aux)
+    acc = engine.Accumulator(red, aux, cols)
+    # Short streams (warm, same compiled step) size the timed one to ``seconds``:
+    # a lone chunk's call, or a stream of a few, runs slower than a long stream.
+    k = 4
+    while True:
+        t0 = time.perf_counter()
+        engine.stream(fleet_month, sc, k * chunk, merge=acc.merge, aux=aux, progress=False, **kw)
+        dt = time.perf_counter() - t0
+        if dt >= 0.25 * seconds or k >= 4096:
+            break
+        k *= 2
+    one = dt / k
+    reps = max(2, int(seconds / max(one, 1e-6)))
+    acc = engine.Accumulator(red, aux, cols)
+    t0 = time.perf_counter()
+    run = engine.stream(fleet_month, sc, reps * chunk, merge=acc.merge, aux=aux, progress=False, **kw)
+    dt = time.perf_counter() - t0
+    return {"chunk": chunk, "n": run.done, "seconds": dt, "months_per_s": run.done / dt}
+
+
+def _fits(timer, sc, chunk: int, *args) -> dict:
+    """``timer``'s row, or ``{"chunk", "error"}`` when the chunk does not fit in
+    device memory (a GPU sweep's largest chunks may not), so the rest still run."""
+    try:
+        return timer(sc, chunk, *args)
+    except Exception as e:  # XLA raises its runtime error type, which differs by version
+        if "RESOURCE_EXHAUSTED" not in str(e) and "out of memory" not in str(e).lower():
+            raise
+        return {"chunk": chunk, "error": "out of memory"}
+
+
+def time_numpy(sc, batch: int, seconds: float) -> dict:
+    numpy_month.months(sc, min(batch, 256), batch=batch)  # warm caches
+    t0 = time.perf_counter()
+    numpy_month.months(sc, batch, batch=batch)
+    one = time.perf_counter() - t0
+    n = batch * max(2, int(seconds / max(one, 1e-6)))
+    t0 = time.perf_counter()
+    numpy_month.months(sc, n, batch=batch)
+    dt = time.perf_counter() - t0
+    return {"batch": batch, "n": n, "seconds": dt, "months_per_s": n / dt}
+
+
+def run(chunks=(512, 1024, 4096, 16384), numpy_batches=(1024, 4096), seconds: float = 3.0,
+        scenario: str = STANDARD, devices=None) -> dict:
+    """Engine months/s per chunk size and NumPy months/s per batch, with the ratio
+    of the best of each, all measured in this one run."""
+    sc = presets.get(scenario)
+    devs = engine.device_list(devices)
+    out = {"scenario": scenario, "backend": jax.default_backend(), "device": devs[0].device_kind,
+           "devices": len(devs), "jax": jax.__version__, "numpy": np.__version__}
+    out["engine"] = [_fits(time_engine, sc, c * len(devs) if c % len(devs) else c, seconds, devices)
+                     for c in chunks]
+    out["numpy_month"] = [time_numpy(sc, b, seconds) for b in numpy_batches]
+    timed = [r["months_per_s"] for r in out["engine"] if "error" not in r]
+    if not timed:
+        v.fail("chunks", list(chunks), "none fits in device memory; try smaller chunks")
+    best_jax = max(timed)
+    best_np = max(r["months_per_s"] for r in out["numpy_month"])
+    out["ratio"] = best_jax / best_np
+    return out

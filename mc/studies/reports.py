@@ -1,0 +1,201 @@
+"""Tables for people: the text the commands print and the studies reuse.
+
+Every function takes results (``mc.fleet.Result``, ``mc.buy.BuyResult``, a
+``Calibration``, a bench dict, a ``serving.Card``) and returns a string or a
+row; nothing here runs a model.
+"""
+
+from __future__ import annotations
+
+from ..buy import BuyResult
+from ..serving import Card, catalogue
+from ..units import SECONDS
+from .calibrate import Calibration
+
+# (key, label, format) in the order the table and the JSON give them.
+PRESET_ROWS = [
+    ("bill_mode", "modal bill ($)", "{:,.2f}"),
+    ("bill_mode_share", "  share of months", "{:.1%}"),
+    ("n_run_mode", "modal cards run", "{:d}"),
+    ("n_evicted_mode", "modal cards evicted", "{:d}"),
+    ("convergence_p50", "convergence p50", "{:.3f}"),
+    ("delivered_rate_p50", "delivered p50 (tok/s)", "{:,.0f}"),
+    ("idle_burn_p50", "idle burn p50 ($)", "{:,.0f}"),
+    ("n_wrong_mean", "wrong evictions mean", "{:.2f}"),
+    ("n_wrong_p5", "wrong evictions p5", "{:.0f}"),
+    ("n_wrong_p95", "wrong evictions p95", "{:.0f}"),
+    ("shortfall_p50", "shortfall p50", "{:.1%}"),
+    ("pass_capacity", "pass capacity", "{:.1%}"),
+    ("pass_convergence", "pass convergence", "{:.1%}"),
+    ("pass_eviction", "pass eviction", "{:.1%}"),
+]
+
+
+def preset_row(name: str, result) -> dict:
+    """One preset's figures, with the keys of ``mc presets --json``."""
+    s = result.summary
+    st, modes, passes = s["stats"], s["modes"], s["pass"]
+    return {
+        "name": name, "n": s["n"],
+        "bill_mode": modes["bill"]["value"], "bill_mode_share": modes["bill"]["share"],
+        "n_run_mode": int(modes["n_run"]["value"]), "n_evicted_mode": int(modes["n_evicted"]["value"]),
+        "convergence_p50": st["convergence"]["p50"],
+        "delivered_rate_p50": st["delivered_tokens"]["p50"] / SECONDS,
+        "idle_burn_p50": st["idle_burn"]["p50"],
+        "n_wrong_mean": st["n_wrong"]["mean"], "n_wrong_p5": st["n_wrong"]["p5"],
+        "n_wrong_p95": st["n_wrong"]["p95"], "shortfall_p50": st["shortfall"]["p50"],
+        "pass_capacity": passes["capacity"]["rate"], "pass_convergence": passes["convergence"]["rate"],
+        "pass_eviction": passes["eviction"]["rate"],
+    }
+
+
+def presets_table(rows: list[dict]) -> str:
+    width = max(len(label) for _, label, _ in PRESET_ROWS)
+    cols = [max(len(r["name"]), 12) for r in rows]
+    lines = [" " * width + "  " + "  ".join(r["name"].rjust(c) for r, c in zip(rows, cols))]
+    for key, label, fmt in PRESET_ROWS:
+        cells = [fmt.format(r[key]).rjust(c) for r, c in zip(rows, cols)]
+        lines.append(label.ljust(width) + "  " + "  ".join(cells))
+    return "\n".join(lines)
+
+STATS = ("mean", "std", "p5", "p50", "p95")
+
+
+def format_summary(name: str, result) -> str:
+    s = result.summary
+    partial = "  (PARTIAL: stopped early)" if s.get("partial") else ""
+    lines = [f"{name}: {s['n']:,} fleet-months, seed {result.seed}{partial}", ""]
+    if not s["n"]:
+        return lines[0]
+    lines.append(f"{'output':<18}" + "".join(f"{k:>16}" for k in STATS))
+    for col, st in s["stats"].items():
+        lines.append(f"{col:<18}" + "".join(f"{st[k]:>16,.4g}" for k in STATS))
+    lines.append("")
+    for check, pr in s["pass"].items():
+        lines.append(f"pass {check:<12} {pr['rate']:7.2%}   95% CI [{pr['lo']:.2%}, {pr['hi']:.2%}]")
+    lines.append("")
+    m = s["modes"]
+    lines.append(f"modal bill ${m['bill']['value']:,.2f} in {m['bill']['share']:.1%} of months; "
+                 f"modal run set {m['n_run']['value']} cards ({m['n_run']['share']:.1%}); "
+                 f"modal evictions {m['n_evicted']['value']} ({m['n_evicted']['share']:.1%})")
+    err = {c: e for c, e in s.get("quantile_error", {}).items() if e}
+    if err:
+        lines.append("")
+        lines.append("binned quantiles (p5/p50/p95) are within: "
+                     + ", ".join(f"{c} ±{e:.3g}" for c, e in err.items()))
+    return "\n".join(lines)
+
+BUY_ROWS = (("bill", "bill ($)", "{:>16,.0f}"), ("api_bill", "API bill ($)", "{:>16,.0f}"),
+        ("idle_share", "idle share", "{:>16.1%}"), ("blended_ratio", "blended / API", "{:>16.1%}"),
+        ("api_share", "API share", "{:>16.1%}"), ("demand_tokens", "demand (T tok)", "{:>16,.2f}"))
+BUY_CHECKS = (("idle", "idle_share", "idle_max"), ("margin", "blended_ratio", "margin_max"),
+          ("overflow", "api_share", "overflow_max"))
+
+
+def buy_headline(result: BuyResult) -> dict:
+    """The figures a reader wants first: p50s and pass rates (all ratios in [0, 1])."""
+    s = result.summary
+    out = {f"{key}_p50": s["stats"][col]["p50"] for key, col in
+           (("bill", "bill"), ("idle", "idle_share"), ("blended_ratio", "blended_ratio"),
+            ("api_share", "api_share"))}
+    out.update({f"pass_{k}": s["pass"][k]["rate"] for k in ("idle", "margin", "overflow", "all")})
+    return out
+
+
+def format_buy(name: str, r: BuyResult) -> str:
+    s, p = r.summary, r.plan
+    lines = [f"{name}: {s['n']:,} months, seed {r.seed}", p.describe(), "",
+             f"{'':<16}" + "".join(f"{q:>16}" for q in ("p5", "p50", "p95"))]
+    for col, label, fmt in BUY_ROWS:
+        st = dict(s["stats"][col])
+        if col == "demand_tokens":
+            st = {k: x / 1e12 for k, x in st.items()}
+        lines.append(f"{label:<16}" + "".join(fmt.format(st[q]) for q in ("p5", "p50", "p95")))
+    lines.append("")
+    for check, col, limit in BUY_CHECKS:
+        pr = s["pass"][check]
+        lines.append(f"pass {check:<9} {pr['rate']:7.1%}  95% CI [{pr['lo']:.1%}, {pr['hi']:.1%}]  "
+                     f"({col} <= {getattr(p.checks, limit):g})")
+    pr = s["pass"]["all"]
+    lines.append(f"pass {'all':<9} {pr['rate']:7.1%}  95% CI [{pr['lo']:.1%}, {pr['hi']:.1%}]")
+    return "\n".join(lines)
+
+WINDOW_NAMES = {1.0: "1 hour", 4.0: "4 hours", 24.0: "1 day", 72.0: "3 days", 168.0: "1 week"}
+
+
+def _window(hours: float) -> str:
+    return WINDOW_NAMES.get(float(hours), f"{hours:g} h")
+
+
+def _setting(row) -> str:
+    return f"share {row['share']:.2f}" if row["policy"] == "share" else f"theta {row['theta']:.2f}"
+
+
+def format_calibration(name: str, result: Calibration, k: int = 4) -> str:
+    c = result.candidates
+    judged = "upper end of the 95% Wilson interval" if result.judge == "upper" else "point estimate"
+    lines = [f"{name}: {len(c)} settings x {result.n:,} fleet-months, seed {result.seed}, "
+             f"{result.wall_s:.0f} s",
+             f"limits: P(wrong eviction) <= {result.max_wrong:.1%}, P(capacity fail) <= "
+             f"{result.max_shortfall_risk:.1%}, judged on the {judged}; "
+             f"{int(c['feasible'].sum())} of {len(c)} settings meet them", ""]
+    head = f"{'':<13}{'window':<9}{'setting':<13}{'convergence mean [95% CI]':<28}" \
+           f"{'P(wrong evict) [95% CI]':<26}{'P(cap fail) [95% CI]':<24}{'mean bill':>11}"
+    lines.append(head)
+
+    def line(tag, row):
+        return (f"{tag:<13}{_window(row['window_hours']):<9}{_setting(row):<13}"
+                f"{row['conv_mean']:.4f} [{row['conv_lo']:.4f}, {row['conv_hi']:.4f}]   "
+                f"{row['wrong_risk']:6.2%} [{row['wrong_lo']:.2%}, {row['wrong_hi']:.2%}]   "
+                f"{row['cap_risk']:6.2%} [{row['cap_lo']:.2%}, {row['cap_hi']:.2%}]  "
+                f"${row['bill_mean']:>9,.0f}")
+
+    if result.best is None:
+        lines.append("no setting meets the limits; the closest by risk:")
+        order = c.assign(worst=c[["wrong_hi", "cap_hi"]].max(axis=1)).sort_values("worst")
+        lines += [line("  candidate", r) for _, r in order.head(k).iterrows()]
+    else:
+        lines.append(line("recommended", c.loc[result.best]))
+        lines += [line(f"runner-up {i}", r) for i, (_, r) in enumerate(result.runners_up(k).iterrows(), 1)]
+    cur = c[c["current"]]
+    if len(cur):
+        lines.append(line("current", cur.iloc[0]))
+    front = c[c["pareto"]].sort_values("wrong_risk")
+    lines += ["", f"Pareto front (convergence vs wrong-eviction risk): {len(front)} settings"]
+    lines += [line("  front", r) for _, r in front.iterrows()]
+    return "\n".join(lines)
+
+def format_bench(r: dict) -> str:
+    lines = [f"{r['scenario']} on {r['backend']} ({r['device']} x{r['devices']}), jax {r['jax']}", ""]
+    for e in r["engine"]:
+        if "error" in e:
+            lines.append(f"engine  chunk {e['chunk']:>8,}   {e['error']}")
+            continue
+        lines.append(f"engine  chunk {e['chunk']:>8,}   {e['months_per_s']:>14,.0f} months/s   "
+                     f"({e['n']:,} months in {e['seconds']:.2f} s)")
+    for e in r["numpy_month"]:
+        lines.append(f"numpy   batch {e['batch']:>8,}   {e['months_per_s']:>14,.0f} months/s   "
+                     f"({e['n']:,} months in {e['seconds']:.2f} s)")
+    lines += ["", f"engine / numpy (best of each): {r['ratio']:.1f}x"]
+    return "\n".join(lines)
+
+def format_card(c: Card, price_per_hour: float | None) -> str:
+    g = catalogue.gpu(c.gpu)
+    seats = "unlimited (no KV cache at context 0)" if c.seats is None else f"{c.seats:,}"
+    capped = "" if c.batch == c.batch_requested else f" (requested {c.batch_requested:,}, capped by seats)"
+    lines = [
+        f"{c.model} on {c.gpu}: {c.weight_bytes_per_param:g}-byte weights ({c.weight_bytes / 1e9:,.1f} GB), "
+        f"{c.kv_bytes_per_element:g}-byte KV cache",
+        f"usable memory    {c.usable_bytes / 1e9:,.1f} GB ({c.mem_util:g} x {g.memory / 1e9:,.1f} GB)",
+        f"KV per token     {c.kv_bytes_per_token:,.0f} bytes",
+        f"seats            {seats} at {c.context:,} tokens of context",
+        f"batch            {c.batch:,}{capped}",
+        f"decode step      {c.step_s * 1e3:,.2f} ms",
+        f"per-user         {c.per_user_tok_s:,.2f} tok/s",
+        f"aggregate        {c.aggregate_tok_s:,.1f} tok/s",
+        f"time to first    {c.ttft_s:,.3f} s ({c.prompt:,}-token prompt at {c.prefill_util:g} of "
+        f"{g.flops / 1e12:,.0f} TFLOP/s)",
+    ]
+    if price_per_hour is not None:
+        lines.append(f"tokens per $     {c.tokens_per_dollar(price_per_hour):,.0f} at ${price_per_hour:g}/hour")
+    return "\n".join(lines)

@@ -1,0 +1,369 @@
+"""Sweeps: a grid over scenario fields, one ``simulate`` per grid point, one tidy table.
+
+A sweep is a base scenario, a grid (dotted field name → list of values), a number of
+fleet-months ``n`` and a seed. Its table has one row per grid point and statistic::
+
+    <grid fields...> | point | statistic | n | mean std p5 p50 p95 | rate lo hi | mode mode_share
+
+``statistic`` is an output of SPEC §2 (``bill``, ``convergence``, ...: ``mean``..``p95``
+filled), a check (``pass_capacity``, ``pass_convergence``, ``pass_eviction``: ``rate``
+and its 95% Wilson interval ``lo``/``hi`` filled) or a derived per-month column (see
+``derive``). ``bill``, ``n_run`` and ``n_evicted`` rows also carry their modal value.
+
+Seeds: every grid point runs on the sweep's own seed, so month ``i`` of every point
+draws the same random numbers wherever the pool's shape allows (common random
+numbers). Differences between neighbouring points then measure the parameter change,
+not sampling noise, and curves over a grid come out smooth. Each point's own
+intervals are still valid; points are simply not independent of each other.
+
+Resuming: each finished point is written atomically to ``points/<hash>.parquet``,
+the hash covering the point's full scenario, ``n``, seed, derived columns and the
+package version. A rerun skips points whose file exists, so a sweep killed at any
+moment and started again ends with the same table as one never interrupted.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .. import _validate as v
+from .. import files
+from .._version import __version__
+from ..engine import describe
+from ..fleet import Scenario, field_names, simulate
+from ..fleet.scenario import pool_to_data
+from . import manifest as manifests
+from .manifest import config_hash as _hash
+from .manifest import plain as _plain
+
+STATS = ("mean", "std", "p5", "p50", "p95")
+PASS = ("rate", "lo", "hi")
+VALUE_COLUMNS = ("n",) + STATS + PASS + ("mode", "mode_share")
+DEFAULT_N = 10_000
+CONFIG_KEYS = ("preset", "scenario", "grid", "n", "seed", "derive")
+
+
+@dataclasses.dataclass(frozen=True)
+class Sweep:
+    """A grid of scenarios.
+
+    Attributes:
+        base: the scenario every grid point starts from.
+        grid: dotted field name → tuple of values, in the order given (the first
+            field varies slowest).
+        n: fleet-months per grid point.
+        seed: the seed of every grid point (common random numbers).
+        derive: name → pandas expression over the per-month columns
+            (e.g. ``"idle_burn / bill"``), summarised like the outputs.
+    """
+
+    base: Scenario
+    grid: dict[str, tuple]
+    n: int = DEFAULT_N
+    seed: int = 0
+    derive: dict[str, str] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self):
+        check_grid(self.grid)
+        object.__setattr__(self, "grid", {k: tuple(vals) for k, vals in self.grid.items()})
+        object.__setattr__(self, "n", v.count("n", self.n, lo=1, hi=2**32))
+        object.__setattr__(self, "seed", v.count("seed", self.seed, lo=0, hi=2**31 - 1))
+        for name, expr in self.derive.items():
+            if not isinstance(expr, str) or not expr.strip():
+                v.fail(f"derive.{name}", expr, "must be a pandas expression over the outputs, e.g. 'idle_burn / bill'")
+        object.__setattr__(self, "derive", dict(self.derive))
+
+    # -- plain data ------------------------------------------------------
+    def config(self) -> dict:
+        """Plain data that rebuilds this sweep exactly (``Sweep.from_dict``)."""
+        return {"scenario": self.base.to_dict(), "grid": {k: list(vals) for k, vals in self.grid.items()},
+                "n": self.n, "seed": self.seed, "derive": dict(self.derive)}
+
+    def config_hash(self) -> str:
+        return _hash(self.config())
+
+    @classmethod
+    def from_dict(cls, data: dict, folder: str | Path = ".") -> "Sweep":
+        """From the TOML layout: a base (``preset = "name"`` and/or a ``[scenario]``
+        table, which may itself name a ``preset``), a ``[grid]`` table, and optional
+        ``n``, ``seed`` and ``[derive]``. A trace CSV is read relative to ``folder``."""
+        if not isinstance(data, dict):
+            v.fail("sweep", type(data).__name__, "must be a table")
+        for key in data:
+            if key not in CONFIG_KEYS:
+                v.fail(key, data[key], "is not a sweep setting; known: " + ", ".join(CONFIG_KEYS))
+        table = dict(data.get("scenario") or {})
+        if not isinstance(table, dict):
+            v.fail("scenario", table, "must be a table of scenario fields")
+        preset = table.pop("preset", data.get("preset"))
+        if preset is None and not table:
+            v.fail("preset", None, "a sweep needs a base: preset = \"name\" or a [scenario] table")
+        base = files.scenario_from_data(table if preset is None else {**table, "preset": preset}, folder)
+        if "grid" not in data:
+            v.fail("grid", None, "must be a table of field = [values], e.g. \"window.hours\" = [1, 24, 168]")
+        return cls(base=base, grid=flatten_grid(data["grid"]), n=data.get("n", DEFAULT_N),
+                   seed=data.get("seed", 0), derive=data.get("derive") or {})
+
+
+def load(path: str | Path) -> Sweep:
+    """A sweep from a TOML file (see ``Sweep.from_dict``)."""
+    path = Path(path)
+    return Sweep.from_dict(files.read_toml(path), path.parent)
+
+
+def flatten_grid(grid: Any, prefix: str = "") -> dict[str, Any]:
+    """``{"window": {"hours": [...]}}`` (TOML's unquoted dotted keys) → ``{"window.hours": [...]}``."""
+    if not isinstance(grid, dict):
+        v.fail("grid" + ("." + prefix.rstrip(".") if prefix else ""), grid,
+               "must be a table of field = [values]")
+    out: dict[str, Any] = {}
+    for key, val in grid.items():
+        if isinstance(val, dict):
+            out.update(flatten_grid(val, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = val
+    return out
+
+
+def check_grid(grid: Any) -> None:
+    """Names and value lists of a grid, before any scenario is built."""
+    if not isinstance(grid, dict) or not grid:
+        v.fail("grid", grid, "must name at least one field with a list of values")
+    known = field_names()
+    for name, vals in grid.items():
+        if name not in known:
+            v.fail(f"grid.{name}", vals, "is not a scenario field; known: " + ", ".join(known))
+        if isinstance(vals, (str, bytes, dict)) or not hasattr(vals, "__len__"):
+            v.fail(f"grid.{name}", vals, "must be a list of values")
+        if len(vals) == 0:
+            v.fail(f"grid.{name}", list(vals), "must be a non-empty list of values")
+        labels = [json.dumps(_plain(x), sort_keys=True) for x in vals]
+        if len(set(labels)) != len(labels):
+            v.fail(f"grid.{name}", list(vals), "values must be distinct")
+
+
+# -- grid points ------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Point:
+    """One grid point: its index, the values as given, its scenario and file key."""
+
+    index: int
+    values: dict[str, Any]   # field → value as written in the grid
+    labels: dict[str, Any]   # field → canonical value for the table (float hours, pool string, ...)
+    scenario: Scenario
+    key: str                 # hex hash naming points/<key>.parquet
+
+
+def describe_point(values: dict[str, Any]) -> str:
+    return "{" + ", ".join(f"{k}={_plain(x)!r}" for k, x in values.items()) + "}"
+
+
+def points(sweep: Sweep) -> list[Point]:
+    """Every grid point's scenario, all built (and validated) before anything runs.
+
+    Raises:
+        ParamError: naming the grid point and the field whose value is out of range.
+    """
+    fields = list(sweep.grid)
+    out = []
+    for index, combo in enumerate(itertools.product(*sweep.grid.values())):
+        values = dict(zip(fields, combo))
+        try:
+            scenario = sweep.base.replace(values)
+        except v.ParamError as err:
+            raise v.ParamError(f"grid point {index} {describe_point(values)}: {err}") from None
+        labels = {f: label(scenario, f) for f in fields}
+        key = _hash({"scenario": scenario.to_dict(), "n": sweep.n, "seed": sweep.seed,
+                     "derive": sweep.derive, "labels": labels, "version": _version()})[:20]
+        out.append(Point(index, values, labels, scenario, key))
+    return out
+
+
+def label(scenario: Scenario, field: str) -> Any:
+    """The canonical value of a dotted field in a scenario: plain float/int/str,
+    ``"16 x flagship"`` for a pool (JSON for custom cards), a short hash for a trace."""
+    if field == "pool":
+        data = pool_to_data(scenario.pool)
+        return data if isinstance(data, str) else json.dumps(data, sort_keys=True)
+    if field == "runset":
+        return scenario.runset
+    head, _, tail = field.partition(".")
+    val = getattr(getattr(scenario, head), tail)
+    if isinstance(val, np.ndarray):
+        return f"<{val.size} values {_hash(val.tolist())[:8]}>"
+    if isinstance(val, (bool, np.bool_)):
+        return bool(val)
+    if isinstance(val, (int, np.integer)):
+        return int(val)
+    if isinstance(val, (float, np.floating)):
+        return float(val)
+    return val
+
+
+# -- one point's rows ---------------------------------------------------------
+
+def rows(point: Point, result, derived: dict[str, np.ndarray] | None = None) -> pd.DataFrame:
+    """The tidy rows of one grid point from its ``simulate`` result."""
+    s = result.summary
+    recs = []
+    for stat, st in s["stats"].items():
+        rec = {"statistic": stat, "n": s["n"], **st}
+        if stat in s.get("modes", {}):
+            rec["mode"] = float(s["modes"][stat]["value"])
+            rec["mode_share"] = float(s["modes"][stat]["share"])
+        recs.append(rec)
+    for name, col in (derived or {}).items():
+        recs.append({"statistic": name, "n": s["n"], **describe(col)})
+    for check, pr in s["pass"].items():
+        recs.append({"statistic": f"pass_{check}", "n": pr["n"], "rate": pr["rate"], "lo": pr["lo"], "hi": pr["hi"]})
+    frame = pd.DataFrame.from_records(recs, columns=["statistic", *VALUE_COLUMNS])
+    frame["n"] = frame["n"].astype(np.int64)
+    for col in VALUE_COLUMNS[1:]:
+        frame[col] = frame[col].astype(np.float64)
+    for i, (field, val) in enumerate(point.labels.items()):
+        frame.insert(i, field, [val] * len(frame))
+    frame.insert(len(point.labels), "point", np.int64(point.index))
+    return frame
+
+
+def evaluate(point: Point, sweep: Sweep, *, chunk: int | None = None) -> pd.DataFrame:
+    """Simulate one grid point and return its rows."""
+    result = simulate(point.scenario, sweep.n, seed=sweep.seed, chunk=chunk, keep_samples=bool(sweep.derive))
+    derived = None
+    if sweep.derive:
+        derived = {}
+        for name, expr in sweep.derive.items():
+            try:
+                col = result.samples.eval(expr)
+            except Exception as err:  # pandas raises many kinds; report one line
+                v.fail(f"derive.{name}", expr, f"could not be evaluated over the outputs ({type(err).__name__}: {err})")
+            derived[name] = np.asarray(col, dtype=np.float64)
+    return rows(point, result, derived)
+
+
+# -- running ----------------------------------------------------------------
+
+@dataclasses.dataclass
+class Outcome:
+    """What ``run`` wrote: the table, where, and how many points it computed."""
+
+    table: pd.DataFrame
+    out: Path
+    computed: int
+    reused: int
+    wall_s: float
+
+
+def run(sweep: Sweep, out: str | Path, *, chunk: int | None = None, progress: bool | None = None,
+        fresh: bool = False, desc: str | None = None) -> Outcome:
+    """Run every grid point not already on disk and write the combined table.
+
+    Writes ``out/points/<key>.parquet`` per point, then ``out/sweep.parquet`` and
+    ``out/manifest.json``, each atomically. ``progress``: a tqdm bar over grid
+    points (default: only when stderr is a terminal). ``fresh``: recompute every
+    point even if its file exists.
+    """
+    from tqdm.auto import tqdm
+
+    start = time.perf_counter()
+    pts = points(sweep)  # validates every point before anything runs
+    out = Path(out)
+    pdir = out / "points"
+    pdir.mkdir(parents=True, exist_ok=True)
+    computed = reused = 0
+    with _lock(out):
+        for stale in pdir.glob(".*.tmp"):  # left by a run killed mid-write
+            stale.unlink(missing_ok=True)
+        if progress is None:
+            progress = sys.stderr.isatty()
+        bar = tqdm(pts, desc=desc or out.name, unit="pt", disable=not progress, leave=True,
+                   dynamic_ncols=True)
+        for point in bar:
+            path = pdir / f"{point.key}.parquet"
+            if path.exists() and not fresh:
+                reused += 1
+                continue
+            frame = evaluate(point, sweep, chunk=chunk)
+            files.atomic_write(path, lambda tmp, f=frame: f.to_parquet(tmp, index=False))
+            computed += 1
+        bar.close()
+        table = pd.concat([pd.read_parquet(pdir / f"{p.key}.parquet") for p in pts], ignore_index=True)
+        wall = time.perf_counter() - start
+        files.atomic_write(out / "sweep.parquet", lambda tmp: table.to_parquet(tmp, index=False))
+        manifests.write(out, manifest(sweep, points=len(pts), computed=computed, reused=reused, wall_s=wall))
+    return Outcome(table, out, computed, reused, wall)
+
+
+def table(sweep: Sweep, *, chunk: int | None = None, progress: bool | None = None,
+          desc: str | None = None) -> pd.DataFrame:
+    """The sweep's table computed in memory (nothing written, nothing resumed)."""
+    from tqdm.auto import tqdm
+
+    pts = points(sweep)
+    if progress is None:
+        progress = sys.stderr.isatty()
+    frames = [evaluate(p, sweep, chunk=chunk)
+              for p in tqdm(pts, desc=desc, unit="pt", disable=not progress, dynamic_ncols=True)]
+    return pd.concat(frames, ignore_index=True)
+
+
+def manifest(sweep: Sweep, **extra) -> dict:
+    """Everything needed to regenerate a sweep's table and to know what made it."""
+    return manifests.build(sweep.config(), seed=sweep.seed, n=sweep.n,
+                           seeding="common random numbers: every grid point uses the sweep seed; "
+                                   "month i uses fold_in(key(seed), i)", **extra)
+
+
+def read(out: str | Path) -> tuple[pd.DataFrame, dict]:
+    """A finished sweep's table and manifest."""
+    out = Path(out)
+    return pd.read_parquet(out / "sweep.parquet"), json.loads((out / "manifest.json").read_text())
+
+
+def wide(table: pd.DataFrame, statistic: str) -> pd.DataFrame:
+    """The rows of one statistic, one per grid point (convenient for plotting)."""
+    return table[table["statistic"] == statistic].reset_index(drop=True)
+
+
+# -- helpers ------------------------------------------------------------------
+
+def _version() -> str:
+    return __version__
+
+
+class _lock:
+    """An exclusive lock on ``out/.lock`` for the life of a run (released by the OS
+    if the process dies), so two sweeps never write one folder at once."""
+
+    def __init__(self, out: Path):
+        self.path = out / ".lock"
+
+    def __enter__(self):
+        self.fh = open(self.path, "w")
+        try:
+            import fcntl
+
+            fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except ImportError:  # pragma: no cover - not POSIX
+            pass
+        except BlockingIOError:
+            self.fh.close()
+            v.fail("out", str(self.path.parent), "another sweep is writing to this folder")
+        return self
+
+    def __exit__(self, *exc):
+        self.fh.close()
+
+
+__all__ = ["Sweep", "Point", "Outcome", "load", "points", "run", "table", "read", "wide", "manifest",
+           "flatten_grid", "check_grid", "label", "rows"]

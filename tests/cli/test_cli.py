@@ -1,0 +1,81 @@
+"""The mc command line: JSON shape, exit codes, one-line errors."""
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from mc.cli import main
+
+PRESET_KEYS = ["name", "n", "bill_mode", "bill_mode_share", "n_run_mode", "n_evicted_mode",
+               "convergence_p50", "delivered_rate_p50", "idle_burn_p50", "n_wrong_mean", "n_wrong_p5",
+               "n_wrong_p95", "shortfall_p50", "pass_capacity", "pass_convergence", "pass_eviction"]
+
+
+# Same N and seed as test_presets, so the compiled steps are shared.
+N = "3000"
+
+
+@pytest.mark.slow
+def test_presets_json(capsys):
+    assert main(["presets", "--n", N, "--seed", "1", "--json", "--quiet"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["name"] for r in rows][:3] == ["golden-idler", "noise-evictor", "bargain-shortfall"]
+    for r in rows:
+        assert list(r) == PRESET_KEYS
+        assert r["n"] == 3000
+        for key in ("pass_capacity", "pass_convergence", "pass_eviction", "bill_mode_share"):
+            assert 0.0 <= r[key] <= 1.0
+    golden = rows[0]
+    assert golden["bill_mode"] == 69_940.0 and golden["delivered_rate_p50"] == pytest.approx(60_000, rel=1e-4)
+
+
+def test_presets_table(capsys):
+    assert main(["presets", "--n", N, "--seed", "1", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "golden-idler" in out and "69,940.00" in out and "28,840.00" in out
+
+
+def test_run_writes_parquet(tmp_path, capsys):
+    out = tmp_path / "r" / "months.parquet"
+    assert main(["run", "golden-idler", "--n", "200", "--out", str(out), "--quiet"]) == 0
+    df = pd.read_parquet(out)
+    assert len(df) == 200 and df.bill.iloc[0] == 69_940.0
+    assert "modal bill $69,940.00" in capsys.readouterr().out
+    assert [p.name for p in out.parent.iterdir()] == ["months.parquet"]  # no temporary left
+
+
+def test_run_toml(tmp_path, capsys):
+    path = tmp_path / "s.toml"
+    path.write_text('preset = "golden-idler"\nrunset = "steady"\n')
+    assert main(["run", str(path), "--n", N, "--json", "--quiet"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["modes"]["bill"]["value"] == 25_740.0
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["run", "no-such-preset"], "scenario='no-such-preset'"),
+    (["run", "golden-idler", "--n", "0"], "n=0"),
+    (["run", "golden-idler", "--n", "-5"], "n=-5"),
+    (["run", "golden-idler", "--chunk", "0"], "chunk=0"),
+    (["run", "missing.toml"], "missing.toml"),
+    (["presets", "--n", "0"], "n=0"),
+])
+def test_bad_input_exits_2(argv, needle, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert needle in err and err.count("\n") == 1
+
+
+def test_no_traceback_from_console():
+    proc = subprocess.run([sys.executable, "-m", "mc.cli", "run", "golden-idler", "--n", "0"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr and "n=0" in proc.stderr
+
+
+def test_help_lists_commands():
+    proc = subprocess.run([sys.executable, "-m", "mc.cli", "--help"], capture_output=True, text=True)
+    assert proc.returncode == 0 and "presets" in proc.stdout and "run" in proc.stdout

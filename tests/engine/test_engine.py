@@ -1,0 +1,98 @@
+"""The engine: bad input, chunk-size invariance, streaming against all samples."""
+
+import numpy as np
+import pytest
+
+import mc
+from mc import engine
+from mc.fleet import schema
+from mc.fleet.accounting import money_support
+from mc.cli import main
+
+from _synthetic import month, simulate_with
+
+SC = mc.presets.get("golden-idler-steady")
+
+
+@pytest.mark.parametrize("kw", [dict(n=0), dict(n=-3), dict(n=10, chunk=0), dict(n=10, chunk=-1),
+                                dict(n=10, devices=0), dict(n=10, devices=99), dict(n=2**32)])
+def test_bad_input_is_a_one_line_param_error(kw):
+    with pytest.raises(mc.ParamError) as err:
+        mc.simulate(SC, **kw)
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("argv", [["run", "golden-idler", "--n", "0"], ["run", "golden-idler", "--chunk", "0"],
+                                  ["run", "golden-idler", "--devices", "64"]])
+def test_cli_bad_input_exits_2(argv, capsys):
+    assert main(argv) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_chunk_rounds_to_devices_and_n():
+    assert engine.check_run_args(10, 0, 4096, 1) == (10, 0, 10)
+    assert engine.check_run_args(10, 0, 8, 4) == (10, 0, 8)
+    assert engine.check_run_args(5, 0, 8, 4) == (5, 0, 8)
+    with pytest.raises(mc.ParamError, match="multiple of the 4 devices"):
+        engine.check_run_args(100, 0, 10, 4)
+
+
+@pytest.fixture(scope="module")
+def synthetic_runs():
+    return {c: engine.sample(month, SC, 300, seed=5, chunk=c) for c in (1, 7, 4096)}
+
+
+@pytest.mark.parametrize("chunk", [7, 4096])
+def test_samples_do_not_depend_on_chunk(synthetic_runs, chunk):
+    for k, x in synthetic_runs[1].items():
+        np.testing.assert_array_equal(x, synthetic_runs[chunk][k], err_msg=k)
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 4096])
+def test_stream_equals_all_samples(synthetic_runs, chunk):
+    exact = engine.summarise(month, SC, 300, schema(SC), seed=5, chunk=1, keep=True).summary
+    got = simulate_with(month, SC, 300, seed=5, chunk=chunk)
+    assert_summary_close(got, exact)
+
+
+def assert_summary_close(got, exact):
+    assert got["n"] == exact["n"]
+    assert got["pass"] == exact["pass"]
+    assert got["modes"] == exact["modes"]
+    for col, st in exact["stats"].items():
+        err = got["quantile_error"][col]
+        for k in ("mean", "std"):
+            assert got["stats"][col][k] == pytest.approx(st[k], rel=1e-5, abs=1e-9), (col, k)
+        for k in ("p5", "p50", "p95"):
+            if err == 0:
+                assert got["stats"][col][k] == pytest.approx(st[k], rel=1e-12, abs=1e-12), (col, k)
+            else:
+                assert abs(got["stats"][col][k] - st[k]) <= err + 1e-6 * abs(st[k]), (col, k, err)
+
+
+@pytest.mark.slow
+def test_real_month_stream_equals_all_samples():
+    """The whole path on the real month: streaming summary against the exact one."""
+    a = mc.simulate(SC, 600, seed=2, chunk=256)
+    b = mc.simulate(SC, 600, seed=2, chunk=256, keep_samples=True)
+    assert_summary_close(a.summary, b.summary)
+    assert a.summary["modes"]["bill"]["value"] == round(a.summary["modes"]["bill"]["value"], 2)
+
+
+@pytest.mark.parametrize("q", [0, 5, 37.5, 50, 95, 100])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_exact_percentile_matches_numpy(q, seed):
+    x = np.random.default_rng(seed).integers(0, 9, size=101 + seed) * 0.25
+    values, counts = np.unique(x, return_counts=True)
+    assert engine.exact_percentile(values, counts, q) == np.percentile(x, q)
+
+
+@pytest.mark.parametrize("pool", ["32 x flagship", "20 x flagship + 12 x bargain", "3 x bargain"])
+def test_money_support_holds_every_bill(pool):
+    sc = SC.replace(pool=pool)
+    r = mc.simulate(sc, 50, seed=0, chunk=64, keep_samples=True) if pool == "3 x bargain" else None
+    for col in ("bill", "warm_bill", "churn_bill", "ideal_bill"):
+        support = money_support(sc.pool, sc.churn_cents, col)
+        assert support is not None and np.all(np.diff(support) > 0)
+        if r is not None:
+            assert np.isin(np.round(r.samples[col].to_numpy() * 100).astype(np.int64), support).all()

@@ -1,0 +1,34 @@
+"""Host summaries: the Wilson interval against published values, pass counts."""
+
+import math
+
+import numpy as np
+import pytest
+
+from mc.engine import Z95, describe, of_columns, pass_count, wilson
+
+
+@pytest.mark.parametrize("k, n, lo, hi", [
+    # Wilson (1927) score interval at 95%, as tabulated by Newcombe (1998), Table I.
+    (81, 263, 0.2553, 0.3662),
+    (15, 148, 0.0624, 0.1605),
+    (0, 20, 0.0, 0.1611),
+    (1, 29, 0.0061, 0.1718),
+])
+def test_wilson_known_values(k, n, lo, hi):
+    got = wilson(k, n)
+    assert got[0] == pytest.approx(lo, abs=1e-4) and got[1] == pytest.approx(hi, abs=1e-4)
+
+
+def test_wilson_edges():
+    assert wilson(0, 10)[0] == 0.0 and wilson(10, 10)[1] == 1.0
+    assert all(math.isnan(x) for x in wilson(0, 0))
+    assert Z95 == pytest.approx(1.959963984540054)
+
+
+def test_pass_count_and_of_columns():
+    assert pass_count(3, 4)["rate"] == 0.75
+    cols = {"bill": np.array([1.0, 2.0, 2.0, 9.0]), "pass_x": np.array([True, False, True, True])}
+    s = of_columns(cols, modes=("bill",))
+    assert s["n"] == 4 and s["stats"]["bill"] == describe(cols["bill"])
+    assert s["pass"]["x"]["rate"] == 0.75 and s["modes"]["bill"] == {"value": 2.0, "share": 0.5}

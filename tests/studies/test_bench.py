@@ -1,0 +1,61 @@
+"""The NumPy month that ``mc bench`` measures computes the same month as the core."""
+
+import jax
+import numpy as np
+import pytest
+
+import mc
+from mc import fleet
+from mc.studies import numpy_month
+from mc.studies.reports import format_bench
+
+from conftest import batch_draws
+
+SCENARIOS = ["golden-idler-steady", "noise-evictor", "bargain-shortfall"]
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_numpy_month_matches_core_on_the_same_draws(name):
+    sc = mc.presets.get(name)
+    d = batch_draws(sc, 200, seed=7)
+    core = {k: np.asarray(v) for k, v in jax.jit(jax.vmap(lambda x: fleet.outcome(x, sc)))(d).items()}
+    ref = numpy_month.outcome(jax.tree_util.tree_map(np.asarray, d), sc)
+    for k in fleet.OUTPUTS:
+        if k in fleet.month.MONEY + fleet.month.COUNTS or k.startswith("pass_"):
+            assert np.array_equal(core[k], ref[k]), k
+        else:
+            np.testing.assert_allclose(core[k], ref[k], rtol=1e-4, atol=1e-3, err_msg=k)
+
+
+def test_numpy_months_are_plausible():
+    out = numpy_month.months(mc.presets.get("golden-idler-steady"), 300, seed=1, batch=128)
+    assert out["bill"].shape == (300,)
+    assert np.bincount(out["n_evicted"]).argmax() == 6
+
+
+def test_bench_report_names_backend_and_ratio():
+    r = {"scenario": "golden-idler-steady", "backend": "cpu", "device": "cpu", "devices": 1, "jax": "x",
+         "engine": [{"chunk": 1024, "months_per_s": 2e5, "n": 4096, "seconds": 0.02}],
+         "numpy_month": [{"batch": 1024, "months_per_s": 1e4, "n": 4096, "seconds": 0.4}], "ratio": 20.0}
+    text = format_bench(r)
+    assert "cpu" in text and "20.0x" in text and "200,000 months/s" in text
+
+
+def test_bench_skips_chunks_that_do_not_fit(monkeypatch):
+    # A chunk size that runs out of device memory is reported, not fatal.
+    from mc.studies import bench
+
+    def fake_engine(sc, chunk, seconds, devices=None):
+        if chunk > 1000:
+            raise RuntimeError("RESOURCE_EXHAUSTED: Out of memory while trying to allocate")
+        return {"chunk": chunk, "n": 10, "seconds": 1.0, "months_per_s": 10.0}
+
+    monkeypatch.setattr(bench, "time_engine", fake_engine)
+    monkeypatch.setattr(bench, "time_numpy", lambda sc, b, s: {"batch": b, "n": 5, "seconds": 1.0,
+                                                                "months_per_s": 5.0})
+    r = bench.run(chunks=(512, 4096), numpy_batches=(64,), seconds=0.1)
+    assert r["engine"][1] == {"chunk": 4096, "error": "out of memory"} and r["ratio"] == 2.0
+    assert "out of memory" in format_bench(r)
+    monkeypatch.setattr(bench, "time_engine", lambda *a, **k: (_ for _ in ()).throw(ValueError("bug")))
+    with pytest.raises(ValueError):  # other errors still surface
+        bench.run(chunks=(512,), numpy_batches=(64,), seconds=0.1)
