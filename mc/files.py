@@ -22,29 +22,60 @@ from .fleet import Scenario
 from .fleet import presets as fleet_presets
 
 
-def read_toml(path: str | Path) -> dict:
-    """The tables of a TOML file; a missing file raises FileNotFoundError and
-    invalid TOML a one-line ``ParamError`` naming the file."""
+MAX_INPUT_BYTES = 64 << 20  # no scenario, sweep or trace file comes near this
+
+
+def _input(path: str | Path, what: str) -> Path:
+    """An input file that exists and is a regular file of sane size; a missing file
+    raises FileNotFoundError, anything else a one-line ``ParamError``."""
+    if not isinstance(path, (str, Path)) or not str(path):
+        v.fail(what, path, "must be the path of a file")
     path = Path(path)
-    with path.open("rb") as fh:
-        try:
+    if not path.exists():
+        raise FileNotFoundError(2, "no such file", str(path))
+    if path.is_dir():
+        v.fail(what, str(path), "is a folder, not a file")
+    if not path.is_file():
+        v.fail(what, str(path), "is not a regular file")
+    if path.stat().st_size > MAX_INPUT_BYTES:
+        v.fail(what, str(path), f"is larger than {MAX_INPUT_BYTES >> 20} MiB")
+    return path
+
+
+def read_toml(path: str | Path) -> dict:
+    """The tables of a TOML file; a missing file raises FileNotFoundError, and a
+    folder, an unreadable, non-UTF-8, invalid or too deeply nested file a one-line
+    ``ParamError`` naming the file."""
+    path = _input(path, "file")
+    try:
+        with path.open("rb") as fh:
             return tomllib.load(fh)
-        except tomllib.TOMLDecodeError as err:
-            v.fail(str(path), "TOML", f"is not valid TOML ({err})")
+    except tomllib.TOMLDecodeError as err:
+        v.fail(str(path), "TOML", f"is not valid TOML ({err})")
+    except UnicodeDecodeError as err:
+        v.fail(str(path), "TOML", f"is not UTF-8 text (byte {err.start})")
+    except RecursionError:
+        v.fail(str(path), "TOML", "nests its arrays or tables too deeply")
+    except PermissionError:
+        v.fail(str(path), "file", "cannot be read (permission denied)")
 
 
 def read_trace_csv(path: str | Path) -> np.ndarray:
     """730 hourly demands from a CSV: one number a line, or a ``demand`` column."""
     import pandas as pd
 
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(2, "no such file", str(path))
-    frame = pd.read_csv(path, header=None)
-    if frame.shape[1] > 1 or not pd.api.types.is_numeric_dtype(frame.dtypes.iloc[0]):
-        frame = pd.read_csv(path)
+    path = _input(path, "demand.trace_csv")
+    shape = "must hold one number a line or a 'demand' column"
+    try:
+        frame = pd.read_csv(path, header=None)
+        named = frame.shape[1] > 1 or not pd.api.types.is_numeric_dtype(frame.dtypes.iloc[0])
+        if named:
+            frame = pd.read_csv(path)
+    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError, PermissionError) as err:
+        v.fail("demand.trace_csv", str(path), f"{shape} ({type(err).__name__})")
+    if named:
         if "demand" not in frame.columns:
-            v.fail("demand.trace_csv", str(path), "must hold one number a line or a 'demand' column")
+            v.fail("demand.trace_csv", str(path), shape)
         col = frame["demand"]
     else:
         col = frame.iloc[:, 0]
@@ -63,6 +94,8 @@ def scenario_from_data(data: dict, folder: str | Path = ".") -> Scenario:
     demand = data.get("demand")
     if isinstance(demand, dict) and "trace_csv" in demand:
         demand = dict(demand)
+        if not isinstance(demand["trace_csv"], str):
+            v.fail("demand.trace_csv", demand["trace_csv"], "must be the path of a CSV file")
         demand["trace"] = read_trace_csv(Path(folder) / demand.pop("trace_csv"))
         data["demand"] = demand
     return Scenario.from_dict(data, base=base)
@@ -105,19 +138,105 @@ def procurement(spec: str) -> Procurement:
     return _named("plan", spec, buy_presets, load_procurement)
 
 
-def atomic_write(path: str | Path, write: Callable[[str], Any]) -> None:
-    """Write a file through a temporary sibling and rename it into place, so an
-    interrupted run never leaves a half-written file. ``write(tmp_path)``."""
+OUTPUT_FORMATS = (".parquet", ".csv", ".json")
+
+
+def check_output(path: Any, formats: tuple[str, ...] = OUTPUT_FORMATS) -> Path:
+    """An output file path, checked before anything runs: its extension names a
+    format, it is not a folder or a special file, and its folder is one (made if
+    missing) under a folder that can be written. Errors are one-line ``ParamError``s."""
+    allowed = "must be a file path ending in " + ", ".join(formats)
+    if not isinstance(path, (str, Path)) or not str(path).strip():
+        v.fail("out", path, allowed)
     path = Path(path)
+    if path.suffix.lower() not in formats:
+        v.fail("out", str(path), allowed)
+    if path.exists() and not path.is_file():
+        v.fail("out", str(path), "exists and is not a regular file")
+    _check_folder(_existing(path.parent), str(path))
+    return path
+
+
+def _existing(folder: Path) -> Path:
+    """The nearest folder (or file) of ``folder``'s ancestry that exists."""
+    while str(folder) and not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    return folder
+
+
+def check_output_folder(path: Any) -> Path:
+    """An output folder: absent (it will be made) or a folder, under a writable one."""
+    if not isinstance(path, (str, Path)) or not str(path).strip():
+        v.fail("out", path, "must be a folder path")
+    path = Path(path)
+    if path.exists():
+        if not path.is_dir():
+            v.fail("out", str(path), "exists and is not a folder")
+        _check_folder(path, str(path))
+        return path
+    _check_folder(_existing(path.parent), str(path))
+    return path
+
+
+def _check_folder(folder: Path, shown: str) -> None:
+    folder = folder if str(folder) else Path(".")
+    if not folder.exists():
+        v.fail("out", shown, f"is in a folder that does not exist ({folder})")
+    if not folder.is_dir():
+        v.fail("out", shown, f"is inside a file, not a folder ({folder})")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        v.fail("out", shown, f"is in a folder that cannot be written ({folder})")
+
+
+def atomic_write(path: str | Path, write: Callable[[str], Any]) -> None:
+    """Write a file through a temporary sibling, flush it to disk and rename it into
+    place, so an interrupted run (or a power cut) never leaves a half-written file.
+    ``write(tmp_path)``. Never replaces anything but a regular file; the file gets
+    the usual permissions (0666 less the umask)."""
+    path = Path(path)
+    if path.exists() and not path.is_file():
+        v.fail("out", str(path), "exists and is not a regular file")
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     try:
         write(tmp)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        with open(tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
         os.replace(tmp, path)
+        _fsync_folder(path.parent)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def _fsync_folder(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # pragma: no cover - folders that cannot be opened (not POSIX)
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover - file systems without directory fsync
+        pass
+    finally:
+        os.close(fd)
+
+
+def write_table(frame, path: str | Path) -> None:
+    """A table written atomically in the format its extension names (``.parquet``,
+    ``.csv`` or ``.json``: records, one object a row)."""
+    path = check_output(path)
+    ext = path.suffix.lower()
+    if ext == ".parquet":
+        atomic_write(path, lambda tmp: frame.to_parquet(tmp, index=False))
+    elif ext == ".csv":
+        atomic_write(path, lambda tmp: frame.to_csv(tmp, index=False))
+    else:
+        atomic_write(path, lambda tmp: frame.to_json(tmp, orient="records", lines=False, indent=1))
 
 
 def write_text(path: str | Path, text: str) -> None:
@@ -130,4 +249,5 @@ def write_text(path: str | Path, text: str) -> None:
 
 
 __all__ = ["read_toml", "read_trace_csv", "scenario_from_data", "procurement_from_data", "load_scenario",
-           "load_procurement", "scenario", "procurement", "atomic_write", "write_text"]
+           "load_procurement", "scenario", "procurement", "check_output", "check_output_folder", "atomic_write",
+           "write_table", "write_text", "OUTPUT_FORMATS", "MAX_INPUT_BYTES"]

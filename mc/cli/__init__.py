@@ -66,6 +66,10 @@ def main(argv: list[str] | None = None) -> int:
         # The reader went away (``mc run ... | head``): stop quietly, as Unix tools do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except OSError as err:  # a folder, a permission, a full disk: one line, never a traceback
+        where = f"{err.filename}: " if err.filename else ""
+        print(f"mc {args.command}: error: {where}{err.strerror or err}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -11,6 +11,8 @@ from ._common import print_json
 
 def run(args) -> int:
     scenario = files.scenario(args.scenario)
+    if args.out is not None:
+        files.check_output_folder(args.out)
     result = cal.calibrate(scenario, max_wrong=args.max_wrong, max_shortfall_risk=args.max_shortfall_risk,
                            n=args.n, seed=args.seed, judge=args.judge, chunk=args.chunk,
                            progress=False if args.json else None)

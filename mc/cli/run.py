@@ -33,17 +33,19 @@ def init_distributed(args) -> None:
 
 def run(args) -> int:
     scenario = files.scenario(args.scenario)
+    if args.out is not None:
+        files.check_output(args.out)  # before the simulation, not after it
     init_distributed(args)
     import jax
 
     lead = jax.process_index() == 0
     progress = False if args.quiet or not lead else (True if args.progress else None)
-    result = simulate(scenario, args.n, seed=args.seed, chunk=args.chunk, keep_samples=bool(args.out),
+    result = simulate(scenario, args.n, seed=args.seed, chunk=args.chunk, keep_samples=args.out is not None,
                       devices=args.devices, progress=progress)
     if not lead:
         return 0
-    if args.out and result.samples is not None:
-        files.atomic_write(args.out, lambda tmp: result.samples.to_parquet(tmp, index=False))
+    if args.out is not None and result.samples is not None:
+        files.write_table(result.samples, args.out)
     if args.json:
         print_json({"scenario": args.scenario, "seed": args.seed, **result.summary})
     else:
@@ -60,8 +62,8 @@ def register(sub) -> None:
                        "Ctrl-C stops early and prints the summary so far, marked partial (exit 130).")
     p.add_argument("scenario", metavar="PRESET|FILE.toml")
     add_sampling(p, n=100_000)
-    p.add_argument("--out", metavar="FILE.parquet", help="also write every fleet-month as a row "
-                   "(keeps all samples in memory)")
+    p.add_argument("--out", metavar="FILE", help="also write every fleet-month as a row, in the format "
+                   "the extension names: .parquet, .csv or .json (keeps all samples in memory)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--devices", type=int, default=None,
                    help="use the first N local devices (default: all)")

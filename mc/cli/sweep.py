@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .. import files
 from ..studies import sweep as sweeps
 
 
@@ -16,7 +17,7 @@ def run(args) -> int:
         changes["seed"] = args.seed
     if changes:
         spec = sweeps.Sweep(**{**{f: getattr(spec, f) for f in ("base", "grid", "n", "seed", "derive")}, **changes})
-    out = Path(args.out) if args.out else Path("results") / Path(args.file).stem
+    out = files.check_output_folder(args.out if args.out is not None else Path("results") / Path(args.file).stem)
     n_points = len(sweeps.points(spec))  # validates every grid point first
     if not args.quiet:
         print(f"{n_points} grid points x {spec.n:,} fleet-months, seed {spec.seed} -> {out}")
