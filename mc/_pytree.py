@@ -67,7 +67,7 @@ def fields_dict(obj) -> dict:
 def section(name: str, cls, given: Any, base: Mapping[str, Any] | None = None):
     """Section ``name`` (a ``cls``) from the table ``given``, over the plain fields
     of a base (``fields_dict``). Unknown fields are one-line errors naming them.
-    A class may define ``from_fields(dict)`` to build itself from merged fields."""
+    A class may define ``from_fields(merged, given)`` to build itself."""
     if not isinstance(given, Mapping):
         fail(name, given, "must be a table of fields")
     known = {f.name for f in dataclasses.fields(cls) if f.init}
@@ -76,4 +76,4 @@ def section(name: str, cls, given: Any, base: Mapping[str, Any] | None = None):
             fail(f"{name}.{key}", given[key], f"is not a field of {name}; known: " + ", ".join(sorted(known)))
     fields = {**(base or {}), **given}
     build = getattr(cls, "from_fields", None)
-    return build(fields) if build is not None else cls(**fields)
+    return build(fields, given) if build is not None else cls(**fields)

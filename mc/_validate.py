@@ -6,6 +6,9 @@ import math
 from typing import Any, Iterable
 
 
+INT32_MAX = 2**31 - 1
+
+
 class ParamError(ValueError):
     """A parameter outside its allowed range. The message is one line:
     ``field=value: allowed``."""
@@ -20,26 +23,38 @@ def number(field: str, value: Any, *, lo: float | None = None, hi: float | None 
     """Check a finite real number lies in the interval; return it as float (or int).
 
     The interval is written in the error exactly as checked, e.g. ``must be in [0, 1)``.
+    Integers are at most ``2**31 - 1`` unless ``hi`` says otherwise (the device counts
+    in int32); NaN, infinities, complex numbers and booleans are refused.
     """
+    given = value
+    if integer and hi is None:
+        hi = INT32_MAX
     fmt = (lambda x: f"{int(x):,}") if integer else (lambda x: f"{x:g}")
     lo_s = "-inf" if lo is None else fmt(lo)
     hi_s = "inf" if hi is None else fmt(hi)
     allowed = f"must be {'an integer' if integer else 'a number'} in " \
               f"{'(' if lo_open or lo is None else '['}{lo_s}, {hi_s}{')' if hi_open or hi is None else ']'}"
-    if isinstance(value, bool) or not isinstance(value, (int, float)) and not _is_np_number(value):
-        fail(field, value, allowed)
+    if isinstance(value, (bool, complex)) or not isinstance(value, (int, float)) and not _is_np_number(value):
+        fail(field, given, allowed)
+    try:
+        x = float(value)
+    except (TypeError, ValueError, OverflowError):
+        fail(field, given, allowed)
+    if not math.isfinite(x):
+        fail(field, given, allowed)
     if integer:
-        if float(value) != int(value):
-            fail(field, value, allowed)
-        value = int(value)
+        if isinstance(value, int) or _is_np_integer(value):
+            value = int(value)
+        elif x != math.floor(x):
+            fail(field, given, allowed)
+        else:
+            value = int(x)
     else:
-        value = float(value)
-    if not math.isfinite(value):
-        fail(field, value, allowed)
+        value = x
     if lo is not None and (value < lo or (lo_open and value == lo)):
-        fail(field, value, allowed)
+        fail(field, value if not integer else given, allowed)
     if hi is not None and (value > hi or (hi_open and value == hi)):
-        fail(field, value, allowed)
+        fail(field, value if not integer else given, allowed)
     return value
 
 
@@ -67,4 +82,12 @@ def _is_np_number(value: Any) -> bool:
         import numpy as np
     except ImportError:  # pragma: no cover
         return False
-    return isinstance(value, np.number)
+    return isinstance(value, np.number) and not isinstance(value, (np.complexfloating, np.bool_))
+
+
+def _is_np_integer(value: Any) -> bool:
+    try:
+        import numpy as np
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(value, np.integer)

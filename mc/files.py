@@ -96,6 +96,9 @@ def scenario_from_data(data: dict, folder: str | Path = ".") -> Scenario:
         demand = dict(demand)
         if not isinstance(demand["trace_csv"], str):
             v.fail("demand.trace_csv", demand["trace_csv"], "must be the path of a CSV file")
+        shape = demand.get("shape", base.demand.shape if base is not None else "flat")
+        if shape != "trace":
+            v.fail("demand.trace_csv", demand["trace_csv"], f"is only used with shape = 'trace', not {shape!r}")
         demand["trace"] = read_trace_csv(Path(folder) / demand.pop("trace_csv"))
         data["demand"] = demand
     return Scenario.from_dict(data, base=base)

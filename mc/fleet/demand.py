@@ -73,10 +73,10 @@ class Demand:
             v.fail("demand.trace", "<values>", f"is only used with shape 'trace', not {self.shape!r}")
 
     @classmethod
-    def from_fields(cls, fields: dict) -> "Demand":
+    def from_fields(cls, fields: dict, given: dict) -> "Demand":
         """From merged plain fields; a base's trace is dropped when the shape given
-        is not ``trace``."""
-        if fields.get("shape") != "trace":
+        is not ``trace`` (a trace given with another shape is an error)."""
+        if fields.get("shape") != "trace" and "trace" not in given:
             fields = {k: x for k, x in fields.items() if k != "trace"}
         return cls(**fields)
 
