@@ -13,8 +13,8 @@ What each output gets:
 - **float** outputs: Welford mean and M2 per device, merged with Chan's formula
   in float64 on the host (deviations from a shift near the mean, so token sums
   keep their precision at N = 10^9), and a fixed-bin histogram for the
-  quantiles. Bins span the first chunk's range widened by a quarter of it each
-  side, plus an underflow and an overflow bin reaching to the exact minimum and
+  quantiles. Bins span the range of months 0..PILOT-1 (whatever the chunk),
+  widened by a quarter of it each side, plus an underflow and an overflow bin reaching to the exact minimum and
   maximum; a quantile is interpolated inside its bin, so its error is at most
   the width of the bin(s) it falls in. ``summary["quantile_error"][col]`` states
   that bound (0 for exact columns).
@@ -123,11 +123,17 @@ def plan(schema: Schema, bins: int = BINS, keep: bool = False) -> tuple[Reducer,
     return red, aux
 
 
-def ranges_from(pilot: dict, aux: dict) -> dict:
-    """Float bin ranges and Welford shifts from a pilot chunk's min and max."""
-    if "min" not in pilot:
+PILOT = 1024  # months whose range sets the histogram bins, whatever the chunk
+
+
+def ranges_from(pilot: dict | list, aux: dict) -> dict:
+    """Float bin ranges and Welford shifts from the min and max of a pilot's
+    reductions (one, or a list of chunks')."""
+    parts = pilot if isinstance(pilot, list) else [pilot]
+    if not parts or "min" not in parts[0]:
         return aux
-    lo, hi = np.asarray(pilot["min"], np.float64), np.asarray(pilot["max"], np.float64)
+    lo = np.min([np.asarray(p["min"], np.float64) for p in parts], axis=0)
+    hi = np.max([np.asarray(p["max"], np.float64) for p in parts], axis=0)
     span = hi - lo
     pad = np.where(span > 0, 0.25 * span, np.maximum(np.abs(lo) * 1e-6, 1e-12))
     out = dict(aux)
@@ -324,12 +330,16 @@ def summarise(month_fn: Callable, params: Any, n: int, schema: Schema, *, seed: 
               bins: int = BINS, keep: bool = False) -> Summarised:
     """Months ``0..n-1`` of ``month_fn(key, params)``, summarised as ``schema`` says
     (``keep``: every column comes back, exactly). Binned floats get their ranges
-    from a pilot run of chunk 0 (the same compiled step). A Ctrl-C stops after the
-    chunk in hand; the summary then covers the months done and says ``"partial"``."""
+    from a pilot over the first ``PILOT`` months (the same compiled step). A Ctrl-C
+    stops after the chunk in hand; the summary then covers the months done and says ``"partial"``.
+
+    The histogram bins of binned floats span the range of months ``0..PILOT-1``
+    (widened), the same months whatever the chunk, so every quantile is the same
+    for any chunk size and device count."""
     red, aux = plan(schema, bins, keep)
     kw = dict(seed=seed, chunk=chunk, devices=devices)
     if red.floats:
-        aux = ranges_from(runner.first_chunk(month_fn, params, n, reducer=red, aux=aux, **kw), aux)
+        aux = ranges_from(runner.leading(month_fn, params, n, PILOT, reducer=red, aux=aux, **kw), aux)
     acc = Accumulator(red, aux, schema)
     done = runner.stream(month_fn, params, n, reducer=red, merge=acc.merge, aux=aux, progress=progress, **kw)
     summary = acc.summary()

@@ -238,6 +238,17 @@ def first_chunk(month_fn: MonthFn, params: Any, n: int, *, reducer: Reducer, aux
     return jax.tree_util.tree_map(to_host, out)
 
 
+def leading(month_fn: MonthFn, params: Any, n: int, months: int, *, reducer: Reducer, aux: Any = None,
+            seed: int = 0, chunk: int | None = None, devices: Any = None) -> list:
+    """The host values of the reductions of months ``0..min(months, n)-1``, run with
+    the same compiled step as ``stream`` with the same arguments (so the months a
+    pilot sees do not depend on the chunk size)."""
+    fn, n, seed, chunk, params, aux = _prepare(month_fn, params, n, reducer, aux, seed, chunk, devices)
+    want = min(months, n)
+    return [jax.tree_util.tree_map(to_host, fn(np.int32(seed), np.uint32(start), np.int32(take), params, aux))
+            for start, take in _chunks(want, chunk)]
+
+
 def _merge(pending, merge, run: Run, bar) -> None:
     result, take = pending
     host = jax.tree_util.tree_map(to_host, result)
