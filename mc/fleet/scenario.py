@@ -130,6 +130,10 @@ def pool_from_data(data: Any) -> Pool:
             n = item.pop("count")
             if "card" in item:
                 card = card_class(item.pop("card"))
+                unknown = sorted(set(item) - {"name", "rated", "price"})
+                if unknown:
+                    v.fail(f"pool.{card.name}.{unknown[0]}", item[unknown[0]],
+                           "is not a pool entry field; known: card, count, name, rated, price")
                 if item:
                     card = CardClass(**{"name": card.name, "rated": card.rated, "price": card.price, **item})
             else:
