@@ -35,6 +35,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _validate as v
+
 from ..units import CENTS
 from . import run as runner
 from .schema import Schema
@@ -112,6 +114,7 @@ class Reducer:
 def plan(schema: Schema, bins: int = BINS, keep: bool = False) -> tuple[Reducer, dict]:
     """The reducer for ``schema`` and its host-side inputs (supports; float ranges
     filled in by ``ranges_from``). ``keep``: every column comes back to the host."""
+    bins = v.count("bins", bins, lo=16, hi=1 << 20)
     if keep:
         red = Reducer(schema.columns, (), (), (), (), schema.columns, schema.passes, bins)
         return red, {"support": {}}
