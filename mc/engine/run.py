@@ -65,14 +65,16 @@ def device_list(devices: Any = None) -> list:
 
 
 def check_run_args(n: Any, seed: Any, chunk: Any, n_devices: int = 1,
-                   platform: str = "cpu") -> tuple[int, int, int]:
+                   platform: str = "cpu", width: int = 1) -> tuple[int, int, int]:
     """Validated ``(n, seed, chunk)``; ``chunk`` (months per step, all devices
-    together) is a multiple of ``n_devices`` and no bigger than needed for ``n``."""
+    together) is a multiple of ``n_devices`` and no bigger than needed for ``n``.
+    ``width``: examples one month's function evaluates (points vmapped inside
+    it); the automatic chunk is divided by it."""
     n = v.count("n", n, lo=1, hi=MAX_N - 1)
     seed = v.count("seed", seed, lo=0, hi=2**31 - 1)
     auto = chunk is None
     if auto:
-        chunk = DEFAULT_CHUNK.get(platform, DEFAULT_CHUNK["gpu"]) * n_devices
+        chunk = max(1, DEFAULT_CHUNK.get(platform, DEFAULT_CHUNK["gpu"]) // width) * n_devices
     else:
         chunk = v.count("chunk", chunk, lo=1, hi=2**24)
         if chunk % n_devices:
@@ -81,7 +83,7 @@ def check_run_args(n: Any, seed: Any, chunk: Any, n_devices: int = 1,
     if auto:
         # Small runs round up to a power of two (at least 256 a device), so runs of
         # different n share a handful of compiled shapes instead of one each.
-        per_device = min(chunk // n_devices, max(256, 1 << (per_device - 1).bit_length()))
+        per_device = min(chunk // n_devices, max(max(1, 256 // width), 1 << (per_device - 1).bit_length()))
     return n, seed, per_device * n_devices
 
 
@@ -120,7 +122,7 @@ def step_fn(month_fn: MonthFn, reducer: Reducer | None, devices: tuple, chunk: i
 
 
 def _prepare(month_fn: MonthFn, params: Any, n: Any, reducer: Reducer | None, aux: Any, seed: Any,
-             chunk: Any, devices: Any) -> tuple:
+             chunk: Any, devices: Any, width: int = 1) -> tuple:
     """What a run needs before its first chunk: ``(step, n, seed, chunk, params,
     aux)`` with the arguments validated and the compiled step for them, at a
     chunk that fits the memory budget (``fitted_step``).
@@ -130,7 +132,7 @@ def _prepare(month_fn: MonthFn, params: Any, n: Any, reducer: Reducer | None, au
     its own copy to the step)."""
     devs = device_list(devices)
     auto = chunk is None
-    n, seed, chunk = check_run_args(n, seed, chunk, len(devs), devs[0].platform)
+    n, seed, chunk = check_run_args(n, seed, chunk, len(devs), devs[0].platform, width)
     if jax.process_count() == 1:
         params, aux = jax.device_put((params, aux), NamedSharding(_mesh(tuple(devs)), P()))
     fn, chunk = fitted_step(month_fn, reducer, tuple(devs), chunk, params, aux, shrink=auto)
@@ -294,11 +296,12 @@ def _chunks(n: int, chunk: int) -> Iterator[tuple[int, int]]:
 
 def stream(month_fn: MonthFn, params: Any, n: int, *, reducer: Reducer, merge: Callable[[Any, int], None],
            aux: Any = None, seed: int = 0, chunk: int | None = None, devices: Any = None,
-           progress: bool | None = False) -> Run:
+           progress: bool | None = False, width: int = 1) -> Run:
     """Run months ``0..n-1`` chunk by chunk and hand each chunk's reduction to
     ``merge(host_pytree, months_in_chunk)``. One chunk is in flight while the
-    previous one merges. Ctrl-C stops after the chunk in hand (``Run.partial``)."""
-    fn, n, seed, chunk, params, aux = _prepare(month_fn, params, n, reducer, aux, seed, chunk, devices)
+    previous one merges. Ctrl-C stops after the chunk in hand (``Run.partial``).
+    ``width``: examples each month evaluates (see ``check_run_args``)."""
+    fn, n, seed, chunk, params, aux = _prepare(month_fn, params, n, reducer, aux, seed, chunk, devices, width)
     run = Run(n)
     run.chunk = chunk
     with interruptible() as stop, progress_bar(n, progress) as bar:
