@@ -30,15 +30,15 @@ for row, name in enumerate(PRESETS):
     for col, (figure, title) in enumerate(CHECKS.items()):
         ax = axes[row, col]
         part = t[t["figure"] == figure].set_index("parameter").reindex(params)
-        if part["ST"].isna().all():
-            ax.text(0.5, 0.5, "passes or fails at\nevery point: no variance", ha="center", va="center",
-                    transform=ax.transAxes, fontsize="small", color="0.4")
+        noise = part["noise_share"].iloc[0]
+        if part["ST"].isna().all() or noise > 0.5:
+            ax.text(0.5, 0.5, "the same at every point\n(up to Monte Carlo noise):\nno indices", ha="center",
+                    va="center", transform=ax.transAxes, fontsize="small", color="0.4")
         else:
             ax.barh(y + 0.2, part["ST"].clip(lower=0), 0.4, xerr=part["ST_conf"], color=style.PALETTE[0],
                     alpha=0.45, label="total (ST)", error_kw={"lw": 0.8, "capsize": 1.5})
             ax.barh(y - 0.2, part["S1"].clip(lower=0), 0.4, xerr=part["S1_conf"], color=style.PALETTE[0],
                     label="first order (S1)", error_kw={"lw": 0.8, "capsize": 1.5})
-            noise = part["noise_share"].iloc[0]
             ax.text(0.98, 0.02, f"MC noise {noise:.1%}", ha="right", va="bottom", transform=ax.transAxes,
                     fontsize="x-small", color="0.4")
         if row == 0:

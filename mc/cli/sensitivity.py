@@ -22,6 +22,11 @@ def format_report(scenario: str, rep: dict) -> str:
             lines.append(f"{fig}: the same at every point (no indices)")
             lines.append("")
             continue
+        if d["noise_share"] is not None and d["noise_share"] > sens.NOISY:
+            lines.append(f"{fig}: varies across points mostly by Monte Carlo noise ({noise}); its indices "
+                         "say nothing (more --months would)")
+            lines.append("")
+            continue
         lines.append(f"{fig}  (noise {noise})")
         order = sorted(d["parameters"].items(), key=lambda kv: -(kv[1]["ST"] or 0.0))
         for name, p in order:

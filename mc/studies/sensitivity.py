@@ -38,6 +38,7 @@ from ..fleet.scenario import SECTIONS, Scenario
 # A point's figures: name -> what a month contributes (its mean over months is the figure).
 FIGURES = ("p_capacity", "p_convergence", "p_eviction", "bill_mean", "convergence_mean", "shortfall_mean")
 MAX_POINTS = 200_000
+NOISY = 0.5  # a figure whose Monte Carlo variance is over this share of its spread has no meaningful indices
 BLOCK = 64  # points vmapped together per engine call
 
 
@@ -273,5 +274,5 @@ def sensitivity(base: Scenario, ranges: Any, *, samples: int = 256, months: int 
     return indices_of(checked, evaluate, samples, seed=seed, months=months, resamples=resamples)
 
 
-__all__ = ["FIGURES", "Sensitivity", "analyze", "check_ranges", "check_samples", "fleet_evaluator",
+__all__ = ["FIGURES", "NOISY", "Sensitivity", "analyze", "check_ranges", "check_samples", "fleet_evaluator",
            "indices_of", "load_ranges", "sample", "save", "sensitivity"]
