@@ -555,7 +555,7 @@ def simulate(s: Serving, rate: float, replications: int = 200, *, seed: int = 0,
     replications = v.count("replications", replications, lo=2, hi=10_000_000)
     out = engine.summarise(replication, p, replications, SCHEMA, seed=seed,
                            chunk=default_chunk(s) if chunk is None else chunk, devices=devices,
-                           progress=progress, keep=True)
+                           progress=progress, keep=True, unit="replications")
     samples = pd.DataFrame(out.columns)
     return LatencyResult(s, float(p.rate), out.run.done, int(seed), float(p.percentile), slo_ttft,
                          out.summary, samples)
