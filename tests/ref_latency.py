@@ -16,7 +16,7 @@ import numpy as np
 
 def constants(p) -> dict:
     """The device parameters as float64 / int (the float32 values, exactly)."""
-    keys = ("rate", "max_wait", "step_base", "step_kv", "prefill_token")
+    keys = ("rate", "gap_scale", "max_wait", "step_base", "step_kv", "prefill_token")
     out = {k: float(np.float32(getattr(p, k))) for k in keys}
     out.update(max_batch=int(p.max_batch), kv_tokens=int(p.kv_tokens), batcher=p.batcher, warmup=p.warmup,
                n=p.n)
@@ -32,7 +32,7 @@ def simulate(gap, prompt, answer, c: dict) -> dict:
         c: ``constants(params)``.
     """
     N = len(prompt)
-    gaps = (np.asarray(gap, np.float32) / np.float32(c["rate"])).astype(np.float64)
+    gaps = (np.asarray(gap, np.float32) * np.float32(c["gap_scale"])).astype(np.float64)  # gap / rate
     arrival = np.cumsum(gaps)
     prompt = [int(x) for x in prompt]
     answer = [int(x) for x in answer]

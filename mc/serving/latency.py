@@ -69,6 +69,7 @@ class Params:
     """What the device needs for one arrival rate. Leaves are NumPy scalars."""
 
     rate: Any  # () float32 requests/s
+    gap_scale: Any  # () float32 s: 1 / rate, rounded once on the host (the same bits everywhere)
     max_batch: Any  # () int32
     max_wait: Any  # () float32 s
     step_base: Any  # () float32 s: weight bytes / bandwidth
@@ -224,7 +225,7 @@ class Serving:
         f, i = np.float32, np.int32
         pm, ps = _lognormal(self.prompt_mean, self.prompt_cv)
         am, as_ = _lognormal(self.answer_mean, self.answer_cv)
-        return Params(rate=f(rate), max_batch=i(self.max_batch), max_wait=f(self.max_wait),
+        return Params(rate=f(rate), gap_scale=f(1.0 / rate), max_batch=i(self.max_batch), max_wait=f(self.max_wait),
                       step_base=f(c["step_base"]), step_kv=f(c["step_kv"]), prefill_token=f(c["prefill_token"]),
                       kv_tokens=i(self.kv_tokens), prompt_mu=f(pm), prompt_sigma=f(ps),
                       prompt_fixed=i(self.longest("prompt")), prompt_max=i(self.prompt_max), answer_mu=f(am),
@@ -273,8 +274,9 @@ def draw(key: jax.Array, p: Params) -> Draws:
 
 
 def arrivals(d: Draws, p: Params) -> clock.Time:
-    """(N,) arrival times (double-float seconds): prefix sums of ``gap / rate``."""
-    return clock.cumsum(d.gap / p.rate)
+    """(N,) arrival times (double-float seconds): prefix sums of ``gap · (1 / rate)``
+    (a product, exactly rounded on every backend, where a division may not be)."""
+    return clock.cumsum(d.gap * p.gap_scale)
 
 
 # -- the event loop, batched by hand ------------------------------------------------------
@@ -342,7 +344,7 @@ def _serve_batch(a_hi, a_lo, lin, lout, consts, batcher: str, S: int, warmup: in
         count = n_run + lane + 1
         need = count * jnp.maximum(max_run, jax.lax.cummax(_gather(final, jc), axis=1))
         ok = arrived & (count <= S) & (count <= mb) & (need <= kvt) & admit & go
-        take = jnp.cumprod(ok.astype(i32), axis=1) > 0
+        take = jnp.cumprod(ok.astype(i32), axis=1) > 0  # every candidate so far fits
         m = jnp.sum(take, axis=1, keepdims=True, dtype=i32)
         joiner_lin = _gather(lin, jc)
         prompt_tokens = jnp.sum(jnp.where(take, joiner_lin, 0), axis=1, keepdims=True, dtype=i32)
