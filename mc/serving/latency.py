@@ -531,6 +531,17 @@ class LatencyResult:
         h = engine.Z95 * float(x.std(ddof=1)) / math.sqrt(x.size) if x.size > 1 else math.inf
         return m, m - h, m + h
 
+    def median_interval(self, col: str) -> tuple[float, float, float]:
+        """The median of ``col`` over replications and a distribution-free 95%
+        interval for it: the order statistics at ranks ``K/2 ± 1.96·√K/2``
+        (normal approximation to the binomial), rounded outward."""
+        x = np.sort(self.samples[col].to_numpy(np.float64))
+        x = x[np.isfinite(x)]
+        k = x.size
+        h = engine.Z95 * math.sqrt(k) / 2
+        lo, hi = max(0, math.floor(k / 2 - h) - 1), min(k - 1, math.ceil(k / 2 + h))
+        return float(np.median(x)), float(x[lo]), float(x[hi])
+
     def figures(self) -> dict:
         """Medians over replications with their p5..p95 bands, for every figure."""
         out = {}
