@@ -552,9 +552,10 @@ class LatencyResult:
 
 
 def default_chunk(s: Serving) -> int:
-    """Replications per step: the loop runs as long as its slowest replication,
-    so a few dozen at a time keep the lanes busy without waiting on stragglers."""
-    return 64
+    """Replications per step: 16. The loop runs as long as its slowest replication
+    and its per-request arrays stay in cache at this size; on a CPU 16 ran ~1.4×
+    the replications per second of 64 for the continuous batcher (PERFORMANCE.md)."""
+    return 16
 
 
 def simulate(s: Serving, rate: float, replications: int = 200, *, seed: int = 0,
