@@ -612,6 +612,8 @@ def slo_rate(s: Serving, slo_ttft: float, *, percentile: float = 95.0, share: fl
     Raises:
         ParamError: bad SLO fields, or an SLO no rate tried meets (the message gives
         the percentile at the lowest rate tried).
+        KeyboardInterrupt: a run was stopped by Ctrl-C (the search does not go on
+        with a partial run).
     """
     slo_ttft = v.number("slo_ttft", slo_ttft, lo=0.0, lo_open=True, hi=1e6)
     percentile = v.number("percentile", percentile, lo=0.0, hi=100.0, lo_open=True, hi_open=True)
@@ -623,6 +625,8 @@ def slo_rate(s: Serving, slo_ttft: float, *, percentile: float = 95.0, share: fl
     def meets(rate: float) -> bool:
         r = simulate(s, rate, replications, seed=seed, percentile=percentile, slo_ttft=slo_ttft,
                      chunk=chunk, progress=progress)
+        if r.summary.get("partial"):  # Ctrl-C during a run: stop the search, not just the run
+            raise KeyboardInterrupt
         runs[rate] = r
         got = r.summary["pass"]["slo"]["rate"]
         row = {"rate": r.rate, "share": got, "ttft_q": r.median("ttft_q"), "meets": got >= share}
