@@ -18,6 +18,7 @@ Two ways to run:
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -121,17 +122,106 @@ def step_fn(month_fn: MonthFn, reducer: Reducer | None, devices: tuple, chunk: i
 def _prepare(month_fn: MonthFn, params: Any, n: Any, reducer: Reducer | None, aux: Any, seed: Any,
              chunk: Any, devices: Any) -> tuple:
     """What a run needs before its first chunk: ``(step, n, seed, chunk, params,
-    aux)`` with the arguments validated and the compiled step for them.
+    aux)`` with the arguments validated and the compiled step for them, at a
+    chunk that fits the memory budget (``fitted_step``).
 
     Params and aux go to the devices once (replicated), not with every chunk's
     call; in a multi-process run they stay on the host (each process passes
     its own copy to the step)."""
     devs = device_list(devices)
+    auto = chunk is None
     n, seed, chunk = check_run_args(n, seed, chunk, len(devs), devs[0].platform)
-    fn = step_fn(month_fn, reducer, tuple(devs), chunk)
     if jax.process_count() == 1:
         params, aux = jax.device_put((params, aux), NamedSharding(_mesh(tuple(devs)), P()))
+    fn, chunk = fitted_step(month_fn, reducer, tuple(devs), chunk, params, aux, shrink=auto)
     return fn, n, seed, chunk, params, aux
+
+
+# -- memory ---------------------------------------------------------------------------
+
+def memory_budget(device: Any) -> int:
+    """Bytes a run may use for one step: ``MC_MEMORY_GB`` when set, else a quarter
+    of the device's memory (of the machine's RAM for a CPU)."""
+    given = os.environ.get("MC_MEMORY_GB")
+    if given:
+        try:
+            gb = float(given)
+        except ValueError:
+            v.fail("MC_MEMORY_GB", given, "must be a number of GiB in (0, 1e+06]")
+        return int(v.number("MC_MEMORY_GB", gb, lo=0.0, lo_open=True, hi=1e6) * 2**30)
+    stats = None
+    if device.platform != "cpu":
+        try:
+            stats = device.memory_stats()
+        except Exception:  # a backend without memory statistics
+            stats = None
+    if stats and stats.get("bytes_limit"):
+        return int(stats["bytes_limit"]) // 4
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 4
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not a POSIX host
+        return 4 * 2**30
+
+
+def step_bytes(compiled: Any, devices: tuple) -> int | None:
+    """Bytes one compiled step needs at its peak (temporaries, arguments and
+    outputs), summed over the devices that share a host's RAM for a CPU and per
+    device otherwise; None when the backend does not say."""
+    try:
+        m = compiled.memory_analysis()
+        need = int(m.temp_size_in_bytes) + int(m.argument_size_in_bytes) + int(m.output_size_in_bytes)
+    except Exception:  # memory analysis is optional for a backend
+        return None
+    local = sum(1 for d in devices if d.process_index == jax.process_index())
+    return need * local if devices[0].platform == "cpu" else need
+
+
+_FITTED: dict = {}
+
+
+def _avals(tree: Any) -> tuple:
+    leaves, treedef = jax.tree_util.tree_flatten(tree)
+    return treedef, tuple((np.shape(x), str(getattr(x, "dtype", None) or np.result_type(x)),
+                           getattr(x, "weak_type", False)) for x in leaves)
+
+
+def fitted_step(month_fn: MonthFn, reducer: Reducer | None, devices: tuple, chunk: int, params: Any,
+                aux: Any, *, shrink: bool) -> tuple[Callable, int]:
+    """The compiled step and its chunk, so that one step fits ``memory_budget``.
+
+    The step is compiled ahead of time and its memory read from the compiler
+    (``step_bytes``), which grows linearly with the chunk. A chunk over the
+    budget is halved to the largest power of two (times the devices) that fits
+    when ``shrink`` (the automatic chunk), and refused with what fits when the
+    caller chose it. Results never depend on the chunk, so shrinking changes
+    speed only. Compiled steps are kept per (function, chunk, argument shapes).
+    """
+    budget = memory_budget(devices[0])
+    n_dev = len(devices)
+    while True:
+        key = (month_fn, reducer, devices, chunk, _avals((params, aux)))
+        if key in _FITTED:
+            return _FITTED[key], chunk
+        compiled = step_fn(month_fn, reducer, devices, chunk).lower(
+            np.int32(0), np.uint32(0), np.int32(chunk), params, aux).compile()
+        need = step_bytes(compiled, devices)
+        if need is None or need <= budget:
+            _FITTED[key] = compiled
+            return compiled, chunk
+        per_month = need / chunk
+        fits = n_dev * (1 << max(0, int(budget / per_month / n_dev)).bit_length() >> 1)
+        fits = min(fits, n_dev * (1 << max(0, chunk // n_dev - 1).bit_length() >> 1))  # below chunk
+        if fits < n_dev or per_month * n_dev > budget:
+            v.fail("memory", _gib(budget), f"is below the {_gib(per_month * n_dev)} that one month on each of "
+                   f"{n_dev} device(s) needs (the budget is MC_MEMORY_GB, else a quarter of the memory)")
+        if not shrink:
+            v.fail("chunk", chunk, f"needs {_gib(need)} a step, above the memory budget of {_gib(budget)} "
+                   f"(MC_MEMORY_GB, else a quarter of the memory); at most {fits} fits")
+        chunk = fits
+
+
+def _gib(x: float) -> str:
+    return f"{x / 2**30:.3g} GiB"
 
 
 def to_host(x: jax.Array) -> np.ndarray:
@@ -194,6 +284,7 @@ class Run:
         self.n = n
         self.done = 0
         self.partial = False
+        self.chunk = 0  # months per step, all devices together
 
 
 def _chunks(n: int, chunk: int) -> Iterator[tuple[int, int]]:
@@ -209,6 +300,7 @@ def stream(month_fn: MonthFn, params: Any, n: int, *, reducer: Reducer, merge: C
     previous one merges. Ctrl-C stops after the chunk in hand (``Run.partial``)."""
     fn, n, seed, chunk, params, aux = _prepare(month_fn, params, n, reducer, aux, seed, chunk, devices)
     run = Run(n)
+    run.chunk = chunk
     with interruptible() as stop, progress_bar(n, progress, unit) as bar:
         pending = None  # (device result, months)
         try:

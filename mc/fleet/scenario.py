@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import _validate as v
 from .._pytree import fields_dict, pytree_dataclass, section
+from . import limits
 from .accounting import churn_cents
 from .checks import Checks
 from .demand import Demand
@@ -52,6 +53,8 @@ class Scenario:
         for name, cls in SECTIONS.items():
             if not isinstance(getattr(self, name), cls):
                 v.fail(name, getattr(self, name), f"must be a {cls.__name__}")
+        limits.check_money(self.pool, self.eviction.churn)
+        limits.check_floats(self.pool, self.lottery, self.window, self.demand)
         object.__setattr__(self, "evict_limit", self.eviction.limit(self.pool.size))
         object.__setattr__(self, "churn_cents", churn_cents(self.pool, self.eviction.churn))
 
@@ -131,6 +134,10 @@ def pool_from_data(data: Any) -> Pool:
                 card = slo_card(item)
             elif "card" in item:
                 card = card_class(item.pop("card"))
+                unknown = sorted(set(item) - {"name", "rated", "price"})
+                if unknown:
+                    v.fail(f"pool.{card.name}.{unknown[0]}", item[unknown[0]],
+                           "is not a pool entry field; known: card, count, name, rated, price")
                 if item:
                     card = CardClass(**{"name": card.name, "rated": card.rated, "price": card.price, **item})
             else:
