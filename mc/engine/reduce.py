@@ -337,7 +337,7 @@ class Summarised:
 
 def summarise(month_fn: Callable, params: Any, n: int, schema: Schema, *, seed: int = 0,
               chunk: int | None = None, devices: Any = None, progress: bool | None = False,
-              bins: int = BINS, keep: bool = False) -> Summarised:
+              bins: int = BINS, keep: bool = False, unit: str = "months") -> Summarised:
     """Months ``0..n-1`` of ``month_fn(key, params)``, summarised as ``schema`` says
     (``keep``: every column comes back, exactly). Binned floats get their ranges
     from a pilot over the first ``PILOT`` months (the same compiled step). A Ctrl-C
@@ -351,7 +351,8 @@ def summarise(month_fn: Callable, params: Any, n: int, schema: Schema, *, seed: 
     if red.floats:
         aux = ranges_from(runner.leading(month_fn, params, n, PILOT, reducer=red, aux=aux, **kw), aux)
     acc = Accumulator(red, aux, schema)
-    done = runner.stream(month_fn, params, n, reducer=red, merge=acc.merge, aux=aux, progress=progress, **kw)
+    done = runner.stream(month_fn, params, n, reducer=red, merge=acc.merge, aux=aux, progress=progress, unit=unit,
+                         **kw)
     summary = acc.summary()
     if done.partial:
         summary["partial"] = True

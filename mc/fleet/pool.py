@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Mapping
 
 import numpy as np
 
 from .. import _validate as v
 from ..serving import card as serving_card
+from ..serving import latency
 
 # A month's bill is summed on the device in int32 cents; this bounds it.
 MAX_POOL_CENTS = 2**31 - 1
@@ -40,6 +44,43 @@ class CardClass:
         card-month and ``kw`` go to ``mc.serving.card``."""
         price = v.positive("price", price)
         return cls(name=f"{model}@{gpu}", rated=serving_card(model, gpu, **kw).aggregate_tok_s, price=price)
+
+
+# A pool entry rated by its SLO (SPEC §7): what the search takes besides the card's queue.
+SLO_SEARCH = {"slo_ttft": None, "percentile": 95.0, "share": 0.9, "replications": 100, "seed": 0, "rel_tol": 0.01}
+SLO_QUEUE = tuple(f.name for f in dataclasses.fields(latency.Serving))
+
+
+@lru_cache(maxsize=None)
+def _slo_tok_s(queue: latency.Serving, search: tuple) -> float:
+    return latency.slo_rate(queue, **dict(search)).tok_s
+
+
+def slo_card(entry: Mapping[str, Any]) -> CardClass:
+    """A card class whose rated rate is its SLO-rated tok/s (SPEC §7): the median
+    throughput at the highest arrival rate whose ``percentile`` TTFT is at most
+    ``slo_ttft`` in at least ``share`` of ``replications``.
+
+    ``entry``: ``rated_from = "slo"``, ``price`` ($ per card-month), ``model``,
+    ``gpu``, ``slo_ttft`` (s), optionally ``name`` (default ``model@gpu``),
+    ``percentile``, ``share``, ``replications``, ``seed``, ``rel_tol`` and any field of
+    ``mc.serving.latency.Serving`` (batcher, max_batch, prompt_mean, ...).
+    The same entry is searched once per process.
+    """
+    entry = dict(entry)
+    v.choice("rated_from", entry.pop("rated_from", None), ["slo"])
+    known = {"name", "price", *SLO_SEARCH, *SLO_QUEUE}
+    for key in entry:
+        if key not in known:
+            v.fail(f"pool.{key}", entry[key], "is not a field of an SLO-rated card; known: " + ", ".join(sorted(known)))
+    for key in ("price", "model", "gpu", "slo_ttft"):
+        if key not in entry:
+            v.fail("pool", entry, f"an SLO-rated card needs {key}")
+    price = v.positive("price", entry.pop("price"))
+    name = entry.pop("name", f"{entry['model']}@{entry['gpu']}")
+    search = {k: entry.pop(k, d) for k, d in SLO_SEARCH.items()}
+    queue = latency.Serving(**entry)
+    return CardClass(name=name, rated=_slo_tok_s(queue, tuple(sorted(search.items()))), price=price)
 
 
 FLAGSHIP = CardClass("flagship", 7000.0, 2600.0)

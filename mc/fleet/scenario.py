@@ -21,7 +21,7 @@ from .demand import Demand
 from .dips import Dips
 from .eviction import Eviction
 from .lottery import Lottery
-from .pool import CLASSES, CardClass, Pool, card_class
+from .pool import CLASSES, CardClass, Pool, card_class, slo_card
 from .runset import check_mode
 from .window import Window
 
@@ -110,7 +110,9 @@ _GROUP = re.compile(r"^\s*(\d+)\s*[x×*]\s*([A-Za-z0-9_.@-]+)\s*$")
 
 def pool_from_data(data: Any) -> Pool:
     """A pool from ``"32 x flagship"``, ``"24 x bargain + 8 x flagship"``, or a list of
-    tables ``{card = "flagship", count = 32}`` / ``{name, rated, price, count}``."""
+    tables ``{card = "flagship", count = 32}`` / ``{name, rated, price, count}`` /
+    ``{rated_from = "slo", model, gpu, slo_ttft, price, count, ...}`` (rated at its
+    SLO tok/s, ``mc.fleet.pool.slo_card``)."""
     if isinstance(data, Pool):
         return data
     if isinstance(data, str):
@@ -128,7 +130,9 @@ def pool_from_data(data: Any) -> Pool:
                 v.fail("pool", item, "each entry must be a table with a count and a card (or name, rated, price)")
             item = dict(item)
             n = item.pop("count")
-            if "card" in item:
+            if "rated_from" in item:
+                card = slo_card(item)
+            elif "card" in item:
                 card = card_class(item.pop("card"))
                 unknown = sorted(set(item) - {"name", "rated", "price"})
                 if unknown:
