@@ -17,7 +17,6 @@ Writes results/latency/{curves,slo}.parquet and manifest.json beside them.
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 
@@ -116,12 +115,7 @@ def run(args):
 def main(argv=None) -> int:
     p = _study.parser("latency", __doc__.splitlines()[0], n=32)
     args = p.parse_args(argv)
-    man = args.out / "manifest.json"
-    done = all((args.out / f).exists() for f in ("curves.parquet", "slo.parquet"))
-    if not args.fresh and done and man.exists() and json.loads(man.read_text()).get("config") == \
-            json.loads(json.dumps(config(args))):
-        if not args.quiet:
-            print(f"latency: up to date in {args.out}", file=sys.stderr)
+    if _study.up_to_date("latency", args, ("curves.parquet", "slo.parquet"), config(args)):
         return 0
     run(args)
     return 0
