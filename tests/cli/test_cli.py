@@ -79,3 +79,11 @@ def test_no_traceback_from_console():
 def test_help_lists_commands():
     proc = subprocess.run([sys.executable, "-m", "mc.cli", "--help"], capture_output=True, text=True)
     assert proc.returncode == 0 and "presets" in proc.stdout and "run" in proc.stdout
+
+
+def test_run_prints_units_thresholds_and_no_scientific_notation(capsys):
+    assert main(["run", "noise-evictor-day", "--n", "500", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "e+" not in out.split("binned quantiles")[0] and "e-0" not in out.split("binned quantiles")[0]
+    assert "unit" in out and "M tokens" in out and "$" in out
+    assert "(shortfall <= 0.01)" in out and "(convergence >= 0.9)" in out and "(wrong evictions <= 0)" in out
