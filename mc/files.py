@@ -263,13 +263,23 @@ def _fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
-def write_table(frame, path: str | Path) -> None:
+def write_table(frame, path: str | Path, metadata: str | None = None) -> None:
     """A table written atomically in the format its extension names (``.parquet``,
-    ``.csv`` or ``.json``: records, one object a row)."""
+    ``.csv`` or ``.json``: records, one object a row). ``metadata`` (text, e.g. a
+    manifest's JSON) goes into a parquet file's schema metadata under ``mc``."""
     path = check_output(path)
     ext = path.suffix.lower()
     if ext == ".parquet":
-        atomic_write(path, lambda tmp: frame.to_parquet(tmp, index=False))
+        def write(tmp):
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            table = pa.Table.from_pandas(frame, preserve_index=False)
+            if metadata is not None:
+                table = table.replace_schema_metadata({**(table.schema.metadata or {}), b"mc": metadata.encode()})
+            pq.write_table(table, tmp)
+
+        atomic_write(path, write)
     elif ext == ".csv":
         atomic_write(path, lambda tmp: frame.to_csv(tmp, index=False))
     else:

@@ -46,6 +46,8 @@ def preset_row(name: str, result) -> dict:
         "n_wrong_p95": st["n_wrong"]["p95"], "shortfall_p50": st["shortfall"]["p50"],
         "pass_capacity": passes["capacity"]["rate"], "pass_convergence": passes["convergence"]["rate"],
         "pass_eviction": passes["eviction"]["rate"],
+        # 95% Wilson intervals of the pass rates
+        **{f"pass_{c}_{end}": passes[c][end] for c in ("capacity", "convergence", "eviction") for end in ("lo", "hi")},
     }
 
 
