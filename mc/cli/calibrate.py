@@ -15,7 +15,7 @@ def run(args) -> int:
         files.check_output_folder(args.out)
     result = cal.calibrate(scenario, max_wrong=args.max_wrong, max_shortfall_risk=args.max_shortfall_risk,
                            n=args.n, seed=args.seed, judge=args.judge, chunk=args.chunk,
-                           progress=False if args.json else None)
+                           progress=False if args.quiet or args.json else (True if args.progress else None))
     if args.out:
         report = cal.save(result, args.out, args.scenario)
     else:
@@ -49,4 +49,6 @@ def register(sub) -> None:
     p.add_argument("--out", metavar="DIR", default=None,
                    help="also write DIR/candidates.parquet and DIR/calibration.json")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--progress", action="store_true", help="a progress bar even when stderr is not a terminal")
     p.set_defaults(func=run)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from .. import files
 from ..studies import sweep as sweeps
+from ..studies.reports import sweep_table
 
 
 def run(args) -> int:
@@ -21,9 +22,11 @@ def run(args) -> int:
     n_points = len(sweeps.points(spec))  # validates every grid point first
     if not args.quiet:
         print(f"{n_points} grid points x {spec.n:,} fleet-months, seed {spec.seed} -> {out}")
-    outcome = sweeps.run(spec, out, chunk=args.chunk, progress=None if not args.quiet else False,
+    outcome = sweeps.run(spec, out, chunk=args.chunk, progress=False if args.quiet else (True if args.progress else None),
                          fresh=args.fresh, desc=Path(args.file).stem)
     if not args.quiet:
+        print(sweep_table(outcome.table, list(spec.grid)))
+        print()
         print(f"{outcome.computed} computed, {outcome.reused} reused, {outcome.wall_s:.1f} s; "
               f"{len(outcome.table):,} rows in {out / 'sweep.parquet'}, manifest in {out / 'manifest.json'}")
     return 0
@@ -41,5 +44,6 @@ def register(sub) -> None:
     p.add_argument("--chunk", type=int, default=None, help="fleet-months per device batch (default: automatic)")
     p.add_argument("--out", metavar="DIR", default=None, help="output folder (default results/<file stem>)")
     p.add_argument("--fresh", action="store_true", help="recompute points already on disk")
-    p.add_argument("--quiet", action="store_true", help="no progress bar or messages")
+    p.add_argument("--quiet", action="store_true", help="no progress bar, table or messages")
+    p.add_argument("--progress", action="store_true", help="a progress bar even when stderr is not a terminal")
     p.set_defaults(func=run)
