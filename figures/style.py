@@ -42,7 +42,8 @@ def save(fig, name: str, out: str | Path | None = None) -> tuple[Path, Path]:
     out = Path(out) if out is not None else HERE
     out.mkdir(parents=True, exist_ok=True)
     pdf, png = out / f"{name}.pdf", out / f"{name}.png"
-    fig.savefig(pdf)
-    fig.savefig(png, dpi=DPI)
+    # Fixed metadata (no version strings or dates), so an unchanged figure is unchanged bytes.
+    fig.savefig(pdf, metadata={"Creator": None, "Producer": None, "CreationDate": None})
+    fig.savefig(png, dpi=DPI, metadata={"Software": None})
     plt.close(fig)
     return pdf, png
