@@ -5,6 +5,7 @@ from .bits import bits as bits
 from .cover import best_first as best_first
 from .cover import greedy_prefix as greedy_prefix
 from .fusion import materialise as materialise
+from .hours import live_sums as live_sums
 from .hours import month_sums as month_sums
 from .hours import overlap as overlap
 from .hours import per_hour as per_hour
@@ -14,6 +15,7 @@ from .random import poisson_capped as poisson_capped
 from .random import poisson_cdf as poisson_cdf
 from .random import uniforms as uniforms
 from .ranks import PAIRWISE_MAX as PAIRWISE_MAX
+from .ranks import masked_median as masked_median
 from .ranks import median as median
 from .ranks import pairwise_rank as pairwise_rank
 from .ranks import rank as rank
@@ -25,7 +27,7 @@ from .sums import scan_sum as scan_sum
 from .sums import tree_sum as tree_sum
 from .sums import two_sum as two_sum
 
-__all__ = ["bits", "best_first", "greedy_prefix", "materialise", "month_sums", "overlap", "per_hour",
-           "exponential", "normal", "poisson_capped", "poisson_cdf", "uniforms", "PAIRWISE_MAX", "median",
+__all__ = ["bits", "best_first", "greedy_prefix", "materialise", "live_sums", "month_sums", "overlap", "per_hour",
+           "exponential", "normal", "poisson_capped", "poisson_cdf", "uniforms", "PAIRWISE_MAX", "masked_median", "median",
            "pairwise_rank", "rank", "select_rank", "sort_rank", "int_cumsum", "masked_sum", "scan_sum",
            "tree_sum", "two_sum"]

@@ -218,3 +218,63 @@ def _month_sums_vmap(axis_size, in_batched, begin, end, weight, count, rate, dem
             for x, b in zip((begin, end, weight, count, rate), batched)]
     demand = demand if demand_batched else demand[None]
     return _sums(*args, demand, demand.shape[-1]), True
+
+
+# -- token totals when losses count only in some hours -------------------------------
+
+def live_sums(groups, live: jax.Array, rate: jax.Array, demand: jax.Array) -> jax.Array:
+    """A month's four totals as ``month_sums`` gives them, when the rate changes
+    hour by hour and each row's losses count only in the hours it is live.
+
+    ``C_h = max(0, rate_h − Σ_rows live[row, h]·L_row,h)`` with
+    ``L_row,h = Σ weight·overlap([begin, end), [h, h+1))`` over the row's intervals.
+    A row that is never live contributes nothing. Each row's hours are an int32
+    difference array at the month's power-of-two scale (the bound of
+    ``month_sums``: the sum of every |weight| of live rows below 2**21, the
+    largest hourly rate or demand below 2**21), so the masked sum over rows is
+    exact and a month's bits depend on no batch shape. With one row set live in
+    every hour, a constant rate and the same intervals, the result is
+    ``month_sums``'s to the bit.
+
+    Arguments:
+        groups: a sequence of ``(begin, end, weight)``, each (rows, n_g) float32
+            (hours, hours, tok/s lost per hour of overlap); |weight| is summed
+            group by group in the order given.
+        live: (rows, hours) bool.
+        rate: (hours,) float32 tok/s before losses.
+        demand: (hours,) float32 tok/s.
+    Returns:
+        (4,) float32 in tok/s·h: ``Σ_h D_h``, ``Σ_h min(D_h, C_h)``, ``Σ_h C_h``,
+        ``Σ_h max(0, D_h − C_h)``.
+    """
+    rows, hours = live.shape
+    ever = jnp.any(live, axis=-1)[:, None]
+    weights = [jnp.where(ever, w, 0.0) for _, _, w in groups]
+    total = tree_sum(jnp.abs(weights[0]).reshape(-1))
+    for w in weights[1:]:
+        total = total + tree_sum(jnp.abs(w).reshape(-1))
+    _, ex = jnp.frexp(total)
+    _, top = jnp.frexp(jnp.maximum(jnp.max(rate), jnp.max(demand)))
+    k = jnp.minimum(jnp.clip(_LOSS - ex, -126, 126), _RATE - top)
+    idx, upd = [], []
+    for (begin, end, _), w in zip(groups, weights):
+        i, u = _updates(begin, end, w, k, hours)
+        idx.append(i)
+        upd.append(u)
+    row = (hours + 2) * jnp.arange(rows, dtype=jnp.int32)[:, None]
+    flat = (jnp.concatenate(idx, axis=-1) + row).ravel()
+    diff = jnp.zeros(rows * (hours + 2), jnp.int32).at[flat].add(
+        jnp.concatenate(upd, axis=-1).ravel(), mode="promise_in_bounds")
+    per_row = int_cumsum(diff.reshape(rows, hours + 2)[:, :hours])
+    lost = jnp.sum(jnp.where(live, per_row, 0), axis=0, dtype=jnp.int32).astype(jnp.float32)
+    one = jnp.ldexp(jnp.float32(1.0), k)
+    r = jnp.round(rate * one)
+    d = jnp.round(demand * one)
+    cap = jnp.maximum(0.0, r - lost)
+
+    def total_of(x):
+        return jnp.sum(x.astype(jnp.int32), dtype=jnp.int32)
+
+    served, capacity, demanded = total_of(jnp.minimum(d, cap)), total_of(cap), total_of(d)
+    sums = jnp.stack([demanded, served, capacity, demanded - served])
+    return sums.astype(jnp.float32) * jnp.ldexp(jnp.float32(1.0), -k)
