@@ -101,3 +101,93 @@ def test_one_round_without_replacement_is_section_1(name):
         np.testing.assert_array_equal(six[col], one[col], err_msg=col)
     assert (six["n_replaced"] == 0).all()
     assert (six["mean_run"] == six["n_run"]).all()
+
+
+def test_months_do_not_depend_on_the_chunk():
+    sc = SCENARIOS["share-daily-replace-lemons"]
+    a = engine.sample(autoscaler.autoscaler_month, sc, 40, seed=2, chunk=8)
+    b = engine.sample(autoscaler.autoscaler_month, sc, 40, seed=2, chunk=40)
+    for col in autoscaler.OUTPUTS:
+        np.testing.assert_array_equal(a[col], b[col], err_msg=col)
+
+
+def test_later_rounds_and_tickets_leave_round_0_alone():
+    """Round 0 and the original cards use §1's draws: a month's first round
+    evicts and runs exactly what §1's month does, whatever the period."""
+    from conftest import month_draws
+
+    sc = mc.presets.get("noise-evictor")  # flat demand: every round's target is §1's
+    _, one = month_draws(sc, 16, seed=1)
+    _, kept = autoscaler_draws(sc.replace({"autoscaler.period": 24}), 16, seed=1)
+    _, replaced = autoscaler_draws(sc.replace({"autoscaler.period": 24, "autoscaler.replace": True}), 16, seed=1)
+    for core in (kept, replaced):
+        np.testing.assert_array_equal(core["evicted"][:, 0], one["evicted"])
+    np.testing.assert_array_equal(kept["run"][:, 0], one["run"])
+    np.testing.assert_array_equal(kept["rate"][:, 0], np.where(one["evicted"], 0.0, one["true_rate"]))
+    assert (replaced["rate"][:, 0][one["evicted"]] != one["true_rate"][one["evicted"]]).all()
+
+
+# -- the scenario section -------------------------------------------------------------------
+
+@pytest.mark.parametrize("field, value, needle", [
+    ("period", 0, "autoscaler.period=0"), ("period", 731, "autoscaler.period=731"),
+    ("period", 24.5, "autoscaler.period=24.5"), ("period", True, "autoscaler.period=True"),
+    ("period", float("nan"), "autoscaler.period=nan"),
+    ("boot_hours", -1, "autoscaler.boot_hours=-1"), ("boot_hours", 730, "autoscaler.boot_hours=730"),
+    ("boot_hours", float("inf"), "autoscaler.boot_hours=inf"),
+    ("strikes", 0, "autoscaler.strikes=0"), ("strikes", 1.5, "autoscaler.strikes=1.5"),
+    ("min_age", -0.5, "autoscaler.min_age=-0.5"), ("min_age", float("nan"), "autoscaler.min_age=nan"),
+    ("replace", "yes", "autoscaler.replace='yes'"), ("replace", 1, "autoscaler.replace=1"),
+    ("bogus", 1, "autoscaler.bogus"),
+])
+def test_bad_fields_are_one_line_errors(field, value, needle):
+    with pytest.raises(mc.ParamError) as err:
+        mc.presets.get("golden-idler").replace({f"autoscaler.{field}": value})
+    assert needle in str(err.value) and "\n" not in str(err.value)
+
+
+def test_boot_must_be_below_the_period():
+    with pytest.raises(mc.ParamError, match="autoscaler.boot_hours=1.0: must be a number in \\[0, 1\\)"):
+        mc.presets.get("golden-idler").replace({"autoscaler.period": 1})
+    sc = mc.presets.get("golden-idler").replace({"autoscaler.period": 1, "autoscaler.boot_hours": 0.5})
+    assert sc.autoscaler.rounds == 730
+
+
+def test_section_round_trips_and_is_optional():
+    sc = mc.presets.get("golden-idler")
+    assert sc.autoscaler is None and "autoscaler" not in sc.to_dict()
+    six = sc.replace({"autoscaler.period": 24, "autoscaler.replace": True})
+    data = six.to_dict()
+    assert data["autoscaler"] == {"period": 24, "replace": True, "boot_hours": 1.0, "strikes": 1, "min_age": 0.0}
+    again = mc.Scenario.from_dict(data)
+    assert again.to_dict() == data
+    assert six.replace(autoscaler=None).autoscaler is None
+    assert {"autoscaler.period", "autoscaler.replace", "autoscaler.boot_hours", "autoscaler.strikes",
+            "autoscaler.min_age"} <= set(mc.fleet.field_names())
+    assert six.autoscaler.rounds == 31 and list(six.autoscaler.lengths()[-2:]) == [24, 10]
+
+
+def test_toml_run_and_sweep_accept_the_section(tmp_path, capsys):
+    import json
+
+    from mc.cli import main
+    from mc.studies import sweep as sw
+
+    path = tmp_path / "s.toml"
+    path.write_text('preset = "golden-idler-steady"\n[lottery]\nlemon_rate = 0.2\n'
+                    '[autoscaler]\nperiod = 240\nreplace = true\n')
+    assert main(["run", str(path), "--n", "64", "--json", "--quiet"]) == 0
+    stats = json.loads(capsys.readouterr().out)["stats"]
+    for col in ("n_replaced", "quality_end", "lemons_end", "lemons_evicted", "mean_run", "first_eviction_hour"):
+        assert col in stats
+    assert stats["n_replaced"]["mean"] > 0
+    bad = tmp_path / "bad.toml"
+    bad.write_text('preset = "golden-idler"\n[autoscaler]\nstrikes = 0\n')
+    assert main(["run", str(bad), "--n", "64", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "autoscaler.strikes=0" in err and err.count("\n") == 1
+
+    s = sw.Sweep(base=mc.presets.get("golden-idler-steady"), grid={"autoscaler.period": [730, 240]}, n=64)
+    table = sw.run(s, tmp_path / "out").table
+    assert set(table["autoscaler.period"]) == {730, 240}
+    assert "n_replaced" in set(table["statistic"])

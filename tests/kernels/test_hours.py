@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mc.kernels import month_sums, overlap, per_hour
+from mc.kernels import live_sums, month_sums, overlap, per_hour
 from mc.units import HOURS
 
 
@@ -91,3 +91,40 @@ def test_month_sums_match_brute_force_and_any_batch(demand_kind):
         np.testing.assert_allclose(batched[b], expect, rtol=1e-6, atol=2e-6 * max(rate[b], d.max()) * HOURS)
     # Served + unmet is demand exactly (the sums are exact in fixed point).
     np.testing.assert_allclose(batched[:, 1] + batched[:, 3], batched[:, 0], rtol=1e-7, atol=0)
+
+
+def test_live_sums_is_month_sums_with_every_row_live():
+    """One constant rate, rows live all month: ``month_sums``'s bits, whatever
+    zero-weight group follows."""
+    rng = np.random.default_rng(5)
+    G, S = 6, 4
+    begin = rng.uniform(-30, 730, (G, S)).astype(np.float32)
+    end = (begin + rng.exponential(8, (G, S))).astype(np.float32)
+    weight = rng.uniform(0, 3000, (G, S)).astype(np.float32)
+    demand = rng.uniform(0, 30000, HOURS).astype(np.float32)
+    rate = np.float32(25000.0)
+    want = jax.jit(month_sums)(begin, end, weight, np.full(G, S, np.int32), rate, demand)
+    zeros = np.zeros((G, 3), np.float32)
+    got = jax.jit(live_sums)(((begin, end, weight), (zeros, zeros, zeros)), np.ones((G, HOURS), bool),
+                             np.full(HOURS, rate), demand)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_live_sums_match_brute_force():
+    rng = np.random.default_rng(8)
+    R, S = 5, 6
+    begin = rng.uniform(-30, 730, (R, S)).astype(np.float32)
+    end = (begin + rng.exponential(20, (R, S))).astype(np.float32)
+    weight = rng.uniform(0, 2000, (R, S)).astype(np.float32)
+    live = rng.random((R, HOURS)) < 0.7
+    live[4] = False  # a row never live counts for nothing, however heavy
+    weight[4] = 1e9
+    rate = rng.uniform(0, 15000, HOURS).astype(np.float32)
+    demand = rng.uniform(0, 15000, HOURS).astype(np.float32)
+    got = np.asarray(jax.jit(live_sums)(((begin, end, weight),), live, rate, demand))
+    lost = sum(np.where(live[r], brute(begin[r], end[r], weight[r]), 0.0) for r in range(R))
+    cap = np.maximum(0.0, rate.astype(np.float64) - lost)
+    d = demand.astype(np.float64)
+    want = np.array([d.sum(), np.minimum(d, cap).sum(), cap.sum(), np.maximum(0.0, d - cap).sum()])
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-5 * 15000 * HOURS)
+    np.testing.assert_allclose(got[1] + got[3], got[0], rtol=1e-7, atol=0)
