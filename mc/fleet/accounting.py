@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..kernels import best_first, live_sums, month_sums, tree_sum
+from ..kernels import best_first, month_sums, round_sums, tree_sum
 from ..units import HOURS, SECONDS
 from .dips import CardDips
 from .pool import Pool
@@ -41,29 +41,29 @@ def month_tokens(true_rate: jax.Array, run: jax.Array, dips: CardDips, demand: j
     return Tokens(t[0], t[1], t[2], t[3])
 
 
-def round_tokens(true_rate: jax.Array, run: jax.Array, dips: CardDips, boots: CardDips,
-                 demand: jax.Array, period: int) -> Tokens:
+def round_tokens(true_rate: jax.Array, run: jax.Array, dips: CardDips, boot: jax.Array, boot_hours: jax.Array,
+                 starts: jax.Array, demand: jax.Array, period: int) -> Tokens:
     """The month's token totals when the run set changes by round (SPEC §6).
 
     Hour ``h`` has the run set of its round: capacity is the run cards' true
-    rates less their dips, and less each replacement's rate while it boots
-    (``boots``: one interval ``[t_k, start)`` per slot and round, weighing the
-    card's true rate; zero where no replacement). A slot's dips and boots count
-    only in the rounds its card runs (``mc.kernels.live_sums``).
+    rates less their dips, and less each replacement's rate while it boots,
+    ``[t_k, t_k + boot_hours)``. A slot's dips count only in the rounds its card
+    runs (``mc.kernels.round_sums``).
 
     Arguments:
         true_rate: (rounds, slots) float32 tok/s of each slot's card in each round.
         run: (rounds, slots) bool. dips: (slots, dips) with weights in ``depth``
-            (tok/s, each dip's owner's rate times its depth), cut to its owner's life.
-        boots: (slots, rounds) intervals likewise. demand: (730,) float32 tok/s.
-        period: hours per round (static); round ``k`` holds hours ``k·period`` on.
+            (tok/s: each dip's owner's rate times its depth), cut to its owner's life.
+        boot: (rounds,) float32 tok/s, the true rates of the run set's booting
+            replacements. boot_hours: () h. starts: (rounds,) float32 h, ``t_k``.
+        demand: (730,) float32 tok/s. period: hours per round (static).
     """
-    rounds, hours = run.shape[0], demand.shape[-1]
-    of_hour = np.minimum(np.arange(hours) // period, rounds - 1)  # static
-    rate = jax.vmap(tree_sum)(jnp.where(run, true_rate, 0.0))[of_hour]
-    live = run.T[:, of_hour]
-    t = live_sums(((dips.begin, dips.end, dips.depth), (boots.begin, boots.end, boots.depth)),
-                  live, rate, demand) * (SECONDS / HOURS)
+    rounds, slots = run.shape
+    rate = jax.vmap(tree_sum)(jnp.where(run, true_rate, 0.0))
+    live = jnp.concatenate([run, jnp.ones((rounds, 1), bool)], axis=1)  # the boots: one row, always live
+    groups = ((dips.begin, dips.end, dips.depth, jnp.arange(slots, dtype=jnp.int32)[:, None]),
+              (starts, starts + boot_hours, boot, jnp.int32(slots)))
+    t = round_sums(groups, live, rate, demand, period) * (SECONDS / HOURS)
     return Tokens(t[0], t[1], t[2], t[3])
 
 

@@ -172,15 +172,15 @@ def outcome(d: Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Arr
                         jnp.where(evicted, x.ticket_lemon, s.lemon), s.present, start,
                         jnp.where(evicted, 0, marks), jnp.where(future, jnp.maximum(begin, start[:, None]), s.lo),
                         hi, jnp.where(future, depth * rate[:, None], s.weight))
-            boot = (x.t + jnp.zeros_like(start), start, jnp.where(evicted, rate, 0.0))
             score = jnp.where(evicted, rated * typical, score)
         else:
             new = Slots(jnp.where(evicted, 0.0, s.rate), s.quality, s.lemon, s.present & ~evicted, s.start,
                         jnp.where(evicted, 0, marks), s.lo, hi, jnp.where(future, 0.0, s.weight))
-            boot = (jnp.zeros_like(s.start), jnp.zeros_like(s.start), jnp.zeros_like(s.start))
 
         # The run set to the round's target; its prorated rent; the churn fees.
         run = runset.run_set(score, price, ~new.present, x.target, sc.runset)
+        # The run set's booting replacements (their rate is lost while they boot).
+        boot = tree_sum(jnp.where(evicted & run, new.rate, 0.0)) if replace else jnp.zeros((), jnp.float32)
         n_ev = jnp.sum(evicted, dtype=jnp.int32)
         n_run = jnp.sum(run, dtype=jnp.int32)
         tally = Tally(tally.warm + accounting.bill_cents(run, x.rent),
@@ -189,7 +189,7 @@ def outcome(d: Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Arr
                       tally.lemons_evicted + jnp.sum(evicted & s.lemon, dtype=jnp.int32),
                       jnp.where((tally.first == HOURS) & (n_ev > 0), x.hour, tally.first),
                       tally.run_hours + n_run.astype(jnp.float32) * x.length)
-        return (new, tally), (new.rate, run, evicted, score, n_run) + boot
+        return (new, tally), (new.rate, run, evicted, score, n_run, boot)
 
     p = pool.size
     zeros = jnp.zeros((), jnp.int32)
@@ -197,10 +197,10 @@ def outcome(d: Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Arr
                   jnp.ones(p, bool), jnp.full(p, -W, jnp.float32), jnp.zeros(p, jnp.int32),
                   begin, slot_dips.end, depth * rate0[:, None])
     tally = Tally(zeros, zeros, zeros, zeros, zeros, jnp.full((), HOURS, jnp.int32), jnp.zeros((), jnp.float32))
-    (end, tally), (rates, run, evicted, score, n_run, b_lo, b_hi, b_w) = jax.lax.scan(step, (slots, tally), xs)
+    (end, tally), (rates, run, evicted, score, n_run, boot) = jax.lax.scan(step, (slots, tally), xs)
 
-    tok = accounting.round_tokens(rates, run, CardDips(end.lo, end.hi, end.weight),
-                                  CardDips(b_lo.T, b_hi.T, b_w.T), hourly_demand, a.period)
+    tok = accounting.round_tokens(rates, run, CardDips(end.lo, end.hi, end.weight), boot, a.boot_hours,
+                                  xs.t, hourly_demand, a.period)
     covers = accounting.ideal_covers(rate0, pool)
     class_rent = jnp.asarray(a.rent(np.array([c.price_cents for c in pool.classes])))
     peaks = per_round(jnp.max, hourly_demand, a.period)
