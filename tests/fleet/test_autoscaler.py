@@ -48,6 +48,9 @@ SCENARIOS = {
         "dips.rate": 20.0, "dips.mean_hours": 10.0, "dips.max_count": 16, "lottery.lemon_rate": 0.1,
         "autoscaler": {"period": 36, "replace": True, "strikes": 2, "boot_hours": 4.25}}),
 }
+# Every §6 preset too (a new one gets its reference test here).
+SCENARIOS.update({name: mc.presets.get(name) for name in mc.presets.names()
+                  if mc.presets.get(name).autoscaler is not None})
 EXACT = ("bill", "warm_bill", "churn_bill", "ideal_bill", "n_run", "n_evicted", "n_wrong", "pass_eviction",
          "n_replaced", "lemons_end", "lemons_evicted", "first_eviction_hour")
 CLOSE = ("convergence", "wrong_share", "demand_tokens", "delivered_tokens", "capacity_tokens",
@@ -76,7 +79,7 @@ def test_autoscaler_matches_reference(name):
 
 def test_scenarios_exercise_every_branch():
     """The scenarios above cover what the brief of the reference asks."""
-    scs = [sc for sc in SCENARIOS.values()]
+    scs = list(SCENARIOS.values())
     a = [sc.autoscaler for sc in scs]
     assert {x.strikes for x in a} == {1, 2, 3}
     assert {x.replace for x in a} == {True, False}
@@ -89,7 +92,7 @@ def test_scenarios_exercise_every_branch():
     assert any(len(sc.pool.groups) > 1 for sc in scs) and all(sc.lottery.lemon_rate > 0 for sc in scs[:4])
 
 
-@pytest.mark.parametrize("name", mc.presets.names())
+@pytest.mark.parametrize("name", mc.presets.SEED_STORIES)
 def test_one_round_without_replacement_is_section_1(name):
     """SPEC §6: with one round and no replacement every §1 output is §1's, bit
     for bit, on the same keys, in chunks of different sizes."""
@@ -191,3 +194,16 @@ def test_toml_run_and_sweep_accept_the_section(tmp_path, capsys):
     table = sw.run(s, tmp_path / "out").table
     assert set(table["autoscaler.period"]) == {730, 240}
     assert "n_replaced" in set(table["statistic"])
+
+
+DTYPES = {"money": jax.numpy.int32, "count": jax.numpy.int32, "float": jax.numpy.float32, "pass": jax.numpy.bool_}
+
+
+@pytest.mark.parametrize("name", [n for n in mc.presets.names() if n not in mc.presets.SEED_STORIES])
+def test_autoscaler_presets_return_the_schema_columns(name):
+    sc = mc.presets.get(name)
+    shapes = jax.eval_shape(autoscaler.autoscaler_month, jax.random.key(0), sc)
+    assert set(shapes) == set(autoscaler.OUTPUTS) == set(autoscaler.schema(sc).columns)
+    for col, kind in autoscaler.KINDS.items():
+        assert shapes[col].shape == () and shapes[col].dtype == DTYPES[kind], col
+    assert mc.fleet.simulation.model(sc)[0] is autoscaler.autoscaler_month
