@@ -37,13 +37,13 @@ ROUND_UNIFORMS = 1 + lottery.UNIFORMS  # per slot and round: a window error and 
 
 
 def schema(sc: Scenario) -> Schema:
-    """The engine's columns for a §6 month: counts up to one eviction per slot
-    and round; money enumerated as §1 does when the month is §1's (one round, no
-    replacement), otherwise counted on the host."""
+    """The engine's columns for a §6 month: eviction counts up to the policy's
+    limit in every round; money enumerated as §1 does when the month is §1's (one
+    round, no replacement), otherwise counted on the host."""
     a, size = sc.autoscaler, sc.pool.size
     single = a.rounds == 1 and not a.replace
     money = {c: accounting.money_support(sc.pool, sc.churn_cents, c) if single else None for c in MONEY}
-    per_round = a.rounds * size + 1
+    per_round = a.rounds * sc.evict_limit + 1
     counts = {"n_run": size + 1, "n_evicted": per_round, "n_wrong": per_round, "n_replaced": per_round,
               "lemons_end": size + 1, "lemons_evicted": per_round, "first_eviction_hour": HOURS + 1}
     return Schema(columns=OUTPUTS, money=money, counts=counts, floats=FLOATS, passes=PASSES,

@@ -21,7 +21,7 @@ from .demand import Demand
 from .dips import Dips
 from .eviction import Eviction
 from .lottery import Lottery
-from .pool import CLASSES, CardClass, Pool, card_class
+from .pool import CLASSES, MAX_POOL_CENTS, CardClass, Pool, card_class
 from .rounds import Autoscaler
 from .runset import check_mode
 from .window import Window
@@ -63,6 +63,19 @@ class Scenario:
                 v.fail(name, getattr(self, name), f"must be a {cls.__name__} or absent")
         object.__setattr__(self, "evict_limit", self.eviction.limit(self.pool.size))
         object.__setattr__(self, "churn_cents", churn_cents(self.pool, self.eviction.churn))
+        if self.autoscaler is not None:
+            self._check_month_cents()
+
+    def _check_month_cents(self) -> None:
+        """A §6 month's bill (every round's prorated rent, and the policy's most
+        evictions in every round at the dearest fee) must fit int32 cents."""
+        a = self.autoscaler
+        rent = int(a.rent(self.pool.price_cents()).astype(np.int64).sum())
+        worst = rent + a.rounds * self.evict_limit * int(self.churn_cents.max())
+        if worst > MAX_POOL_CENTS:
+            v.fail("autoscaler.period", a.period, f"gives {a.rounds} rounds whose worst bill, "
+                   f"${worst / 100:,.0f}, is past ${MAX_POOL_CENTS / 100:,.0f} (bills are exact int32 cents); "
+                   "use fewer rounds, a smaller pool or a lower eviction share")
 
     # -- dict form -------------------------------------------------------
     def to_dict(self) -> dict:

@@ -207,3 +207,10 @@ def test_autoscaler_presets_return_the_schema_columns(name):
     for col, kind in autoscaler.KINDS.items():
         assert shapes[col].shape == () and shapes[col].dtype == DTYPES[kind], col
     assert mc.fleet.simulation.model(sc)[0] is autoscaler.autoscaler_month
+
+
+def test_a_month_whose_bill_could_pass_int32_cents_is_refused():
+    big = mc.Scenario.from_dict({"pool": "4000 x flagship", "eviction": {"share": 0.5}})
+    big.replace({"autoscaler.period": 730})  # one round fits
+    with pytest.raises(mc.ParamError, match="^autoscaler.period=1: gives 730 rounds whose worst bill"):
+        big.replace({"autoscaler.period": 1, "autoscaler.boot_hours": 0})
