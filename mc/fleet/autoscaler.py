@@ -128,8 +128,8 @@ def outcome(d: Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Arr
     cents = jnp.asarray(pool.price_cents())
     replace = a.replace
 
-    rate0, slot_dips = materialise((rated * lottery.quality(d.month.lottery, sc.lottery),
-                                    dips.place(d.month.dips, W, sc.dips)))
+    q0 = lottery.quality(d.month.lottery, sc.lottery)
+    rate0, slot_dips = materialise((rated * q0, dips.place(d.month.dips, W, sc.dips)))
     hourly_demand = demand.profile(d.month.demand, sc.demand)
     ticket_q = lottery.quality(d.tickets, sc.lottery)
     noise = jnp.concatenate([d.month.noise[None], d.noise[1:]])
@@ -193,7 +193,7 @@ def outcome(d: Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Arr
 
     p = pool.size
     zeros = jnp.zeros((), jnp.int32)
-    slots = Slots(rate0, lottery.quality(d.month.lottery, sc.lottery), lottery.lemon(d.month.lottery, sc.lottery),
+    slots = Slots(rate0, q0, lottery.lemon(d.month.lottery, sc.lottery),
                   jnp.ones(p, bool), jnp.full(p, -W, jnp.float32), jnp.zeros(p, jnp.int32),
                   begin, slot_dips.end, depth * rate0[:, None])
     tally = Tally(zeros, zeros, zeros, zeros, zeros, jnp.full((), HOURS, jnp.int32), jnp.zeros((), jnp.float32))

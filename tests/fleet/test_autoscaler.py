@@ -47,6 +47,11 @@ SCENARIOS = {
         "window.hours": 8, "eviction.share": 0.2, "runset": "peak", "demand.level": 35_000,
         "dips.rate": 20.0, "dips.mean_hours": 10.0, "dips.max_count": 16, "lottery.lemon_rate": 0.1,
         "autoscaler": {"period": 36, "replace": True, "strikes": 2, "boot_hours": 4.25}}),
+    # Past the pairwise size: ranks, medians and the run set by sorting.
+    "pool-70-threshold-mixed": _sc(pool="30 x bargain + 40 x flagship", **{
+        "window.hours": 24, "eviction.policy": "threshold", "eviction.theta": 0.9, "eviction.max_share": 0.2,
+        "runset": "peak", "demand.level": 200_000, **diurnal, "lottery.lemon_rate": 0.1,
+        "autoscaler": {"period": 146, "replace": True, "strikes": 2}}),
 }
 # Every §6 preset too (a new one gets its reference test here).
 SCENARIOS.update({name: mc.presets.get(name) for name in mc.presets.names()
@@ -96,7 +101,16 @@ def test_scenarios_exercise_every_branch():
 def test_one_round_without_replacement_is_section_1(name):
     """SPEC §6: with one round and no replacement every §1 output is §1's, bit
     for bit, on the same keys, in chunks of different sizes."""
-    sc = mc.presets.get(name)
+    _same_as_section_1(mc.presets.get(name))
+
+
+@pytest.mark.parametrize("pool, policy", [("70 x flagship", "threshold"), ("30 x bargain + 40 x flagship", "share")])
+def test_one_round_is_section_1_past_the_pairwise_size(pool, policy):
+    _same_as_section_1(_sc(pool=pool, **{"eviction.policy": policy, "runset": "peak", "demand.level": 300_000,
+                                         "lottery.lemon_rate": 0.1, **diurnal}))
+
+
+def _same_as_section_1(sc):
     sc6 = sc.replace(autoscaler={})
     one = engine.sample(month.fleet_month, sc, 96, seed=9, chunk=32)
     six = engine.sample(autoscaler.autoscaler_month, sc6, 96, seed=9, chunk=64)
