@@ -39,7 +39,12 @@ def overlap(begin: jax.Array, end: jax.Array, x: float, y: float) -> jax.Array:
 def _scale(weight: jax.Array, headroom: int = _HEADROOM) -> jax.Array:
     """int32 exponent ``k`` with ``Σ|weight|·2**k < 2**headroom``, summing over
     the last axis (a month's intervals)."""
-    _, ex = jnp.frexp(tree_sum(jnp.abs(weight)))
+    return _exponent(tree_sum(jnp.abs(weight)), headroom)
+
+
+def _exponent(total: jax.Array, headroom: int) -> jax.Array:
+    """int32 exponent ``k`` with ``total·2**k < 2**headroom`` (``total`` ≥ 0)."""
+    _, ex = jnp.frexp(total)
     return jnp.clip(headroom - ex, -126, 126)
 
 
@@ -177,16 +182,22 @@ def _sums(begin, end, weight, count, rate, demand, hours):
     r = jnp.round(rate[:, None] * one)
     d = jnp.round(demand * one)
     cap = jnp.maximum(0.0, r - lost)
-    # Every hour is an integer at scale 2**k: the month's sums are exact in
-    # int32, so no summation order can change them, and the identities hold
-    # exactly (served + unmet = demand, served ≤ capacity).
-    def total(x):  # (B, hours) -> (B,)
+    return _totals(d, cap, k)  # d (B, hours) even for shared demand: each month's own scale
+
+
+def _totals(d: jax.Array, cap: jax.Array, k: jax.Array) -> jax.Array:
+    """(..., 4) float32: the hour-sums of demand, served, capacity and unmet, from
+    (..., hours) demand and capacity that are integers at scale ``2**k`` (...,).
+
+    Every hour is an integer at that scale, so the month's sums are exact in
+    int32: no summation order can change them, and the identities hold exactly
+    (served + unmet = demand, served ≤ capacity)."""
+    def total(x):
         return jnp.sum(x.astype(jnp.int32), axis=-1)
 
-    served, capacity = total(jnp.minimum(d, cap)), total(cap)
-    demanded = total(d)  # (B, hours) even for shared demand: each month's own scale
-    sums = jnp.stack([demanded, served, capacity, demanded - served], axis=1)
-    return sums.astype(jnp.float32) * jnp.ldexp(jnp.float32(1.0), -k)[:, None]
+    served, capacity, demanded = total(jnp.minimum(d, cap)), total(cap), total(d)
+    sums = jnp.stack([demanded, served, capacity, demanded - served], axis=-1)
+    return sums.astype(jnp.float32) * jnp.ldexp(jnp.float32(1.0), -k)[..., None]
 
 
 @jax.custom_batching.custom_vmap
@@ -265,9 +276,8 @@ def round_sums(groups, live: jax.Array, rate: jax.Array, demand: jax.Array, peri
     total = tree_sum(jnp.abs(parts[0][2]).reshape(-1))
     for _, _, w, _ in parts[1:]:
         total = total + tree_sum(jnp.abs(w).reshape(-1))
-    _, ex = jnp.frexp(total)
     _, top = jnp.frexp(jnp.maximum(jnp.max(rate), jnp.max(demand)))
-    k = jnp.minimum(jnp.clip(_LOSS - ex, -126, 126), _RATE - top)
+    k = jnp.minimum(_exponent(total, _LOSS), _RATE - top)
 
     idx, upd, row = [], [], []
     for begin, end, w, r in parts:
@@ -294,11 +304,4 @@ def round_sums(groups, live: jax.Array, rate: jax.Array, demand: jax.Array, peri
     one = jnp.ldexp(jnp.float32(1.0), k)
     r = jnp.round(rate * one)[of_hour]
     d = jnp.round(demand * one)
-    cap = jnp.maximum(0.0, r - lost)
-
-    def total_of(x):
-        return jnp.sum(x.astype(jnp.int32), dtype=jnp.int32)
-
-    served, capacity, demanded = total_of(jnp.minimum(d, cap)), total_of(cap), total_of(d)
-    sums = jnp.stack([demanded, served, capacity, demanded - served])
-    return sums.astype(jnp.float32) * jnp.ldexp(jnp.float32(1.0), -k)
+    return _totals(d, jnp.maximum(0.0, r - lost), k)
