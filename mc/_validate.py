@@ -7,6 +7,10 @@ from typing import Any, Iterable
 
 
 INT32_MAX = 2**31 - 1
+# What a float32 device holds: finite values up to FLOAT32_MAX; nonzero ones of
+# magnitude below FLOAT32_TINY are subnormal, which XLA flushes to zero.
+FLOAT32_MAX = 3.4028234663852886e38
+FLOAT32_TINY = 2.0**-126
 
 
 class ParamError(ValueError):
@@ -24,7 +28,8 @@ def number(field: str, value: Any, *, lo: float | None = None, hi: float | None 
 
     The interval is written in the error exactly as checked, e.g. ``must be in [0, 1)``.
     Integers are at most ``2**31 - 1`` unless ``hi`` says otherwise (the device counts
-    in int32); NaN, infinities, complex numbers and booleans are refused.
+    in int32); other numbers must be 0 or a normal float32 (the device computes in
+    float32); NaN, infinities, complex numbers and booleans are refused.
     """
     given = value
     if integer and hi is None:
@@ -51,6 +56,9 @@ def number(field: str, value: Any, *, lo: float | None = None, hi: float | None 
             value = int(x)
     else:
         value = x
+        if x != 0 and not FLOAT32_TINY <= abs(x) <= FLOAT32_MAX:
+            fail(field, given, f"{allowed} that float32 holds (0, or magnitude {FLOAT32_TINY:.4g} to "
+                 f"{FLOAT32_MAX:.4g})")
     if lo is not None and (value < lo or (lo_open and value == lo)):
         fail(field, value if not integer else given, allowed)
     if hi is not None and (value > hi or (hi_open and value == hi)):

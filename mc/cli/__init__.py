@@ -11,7 +11,7 @@ import sys
 from .._validate import ParamError
 
 # Subcommand modules, in the order ``mc --help`` lists them.
-COMMANDS = ["presets", "run", "bench", "sweep", "calibrate", "card", "buy"]
+COMMANDS = ["presets", "run", "bench", "sweep", "calibrate", "sensitivity", "card", "buy"]
 
 
 class _Parser(argparse.ArgumentParser):

@@ -8,12 +8,30 @@ each is started with ``--coordinator``, ``--num-processes`` and ``--process-id``
 
 from __future__ import annotations
 
+import re
+import socket
 import sys
 
+from .. import _validate as v
 from .. import files
 from ..fleet import simulate
 from ..studies.reports import format_summary
 from ._common import add_sampling, print_json
+
+_HOST_PORT = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.-]*):(\d{1,5})$")
+
+
+def check_coordinator(address: str) -> None:
+    """``HOST:PORT`` with a port in 1..65535 and a host that resolves; anything
+    else is one line (jax would abort the process on it)."""
+    m = _HOST_PORT.match(address)
+    if not m or not 1 <= int(m.group(2)) <= 65535:
+        v.fail("coordinator", address, "must be HOST:PORT with a port in 1..65535, e.g. host0:12355")
+    try:
+        socket.getaddrinfo(m.group(1).strip("[]"), int(m.group(2)))
+    except (socket.gaierror, UnicodeError) as err:
+        v.fail("coordinator", address, f"names a host that does not resolve ({err})")
+
 
 def init_distributed(args) -> None:
     """Join a multi-process run (one process per host) before any device is used."""
@@ -21,8 +39,7 @@ def init_distributed(args) -> None:
         return
     import jax
 
-    from .. import _validate as v
-
+    check_coordinator(args.coordinator)
     v.count("num-processes", args.num_processes, lo=1)
     v.count("process-id", args.process_id, lo=0, hi=args.num_processes - 1)
     # CPU devices talk through gloo (GPUs use NCCL regardless of this setting).

@@ -8,6 +8,7 @@ from .run import check_run_args as check_run_args
 from .run import device_list as device_list
 from .run import first_chunk as first_chunk
 from .run import leading as leading
+from .run import memory_budget as memory_budget
 from .run import month_keys as month_keys
 from .run import progress_bar as progress_bar
 from .run import sample as sample
@@ -27,7 +28,7 @@ from .summary import of_columns as of_columns
 from .summary import pass_count as pass_count
 from .summary import wilson as wilson
 
-__all__ = ["AXIS", "DEFAULT_CHUNK", "Run", "check_run_args", "device_list", "first_chunk", "leading", "month_keys",
+__all__ = ["AXIS", "DEFAULT_CHUNK", "Run", "check_run_args", "device_list", "first_chunk", "leading", "memory_budget", "month_keys",
            "progress_bar", "sample", "stream", "to_host", "Schema", "BINS", "Accumulator", "Summarised",
            "plan", "ranges_from", "summarise", "Z95", "describe", "exact_percentile", "of_columns",
            "pass_count", "wilson"]

@@ -12,7 +12,9 @@ What each output gets:
   to the host and are counted there, still exactly.
 - **float** outputs: Welford mean and M2 per device, merged with Chan's formula
   in float64 on the host (deviations from a shift near the mean, so token sums
-  keep their precision at N = 10^9), and a fixed-bin histogram for the
+  keep their precision at N = 10^9, divided by a power of two near the
+  column's magnitude, exactly, so their squares stay finite in float32 for any
+  value a model may produce), and a fixed-bin histogram for the
   quantiles. Bins span the range of months 0..PILOT-1 (whatever the chunk),
   widened by a quarter of it each side, plus an underflow and an overflow bin reaching to the exact minimum and
   maximum; a quantile is interpolated inside its bin, so its error is at most
@@ -32,6 +34,8 @@ from typing import Any, Callable
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+from .. import _validate as v
 
 from ..units import CENTS
 from . import run as runner
@@ -94,7 +98,7 @@ class Reducer:
         hist = jnp.zeros(len(self.floats) * (self.bins + 2), jnp.int32).at[(b + rows).ravel()].add(
             jnp.broadcast_to(one[None, :], b.shape).ravel())
         res["hist"] = jax.lax.psum(hist.reshape(len(self.floats), self.bins + 2), AXIS)
-        d = jnp.where(mask[None, :], x - shift, 0.0)
+        d = jnp.where(mask[None, :], (x - shift) * aux["unscale"][:, None], 0.0)
         cnt = jnp.sum(one).astype(jnp.float32)
         s1 = jnp.sum(d, axis=1)
         m = s1 / jnp.maximum(cnt, 1.0)
@@ -110,6 +114,7 @@ class Reducer:
 def plan(schema: Schema, bins: int = BINS, keep: bool = False) -> tuple[Reducer, dict]:
     """The reducer for ``schema`` and its host-side inputs (supports; float ranges
     filled in by ``ranges_from``). ``keep``: every column comes back to the host."""
+    bins = v.count("bins", bins, lo=16, hi=1 << 20)
     if keep:
         red = Reducer(schema.columns, (), (), (), (), schema.columns, schema.passes, bins)
         return red, {"support": {}}
@@ -119,7 +124,7 @@ def plan(schema: Schema, bins: int = BINS, keep: bool = False) -> tuple[Reducer,
                   tuple(schema.kept), tuple(schema.passes), bins)
     f = len(schema.floats)
     aux = {"support": supports, "lo": np.zeros(f, np.float32), "hi": np.ones(f, np.float32),
-           "shift": np.zeros(f, np.float32)}
+           "shift": np.zeros(f, np.float32), "unscale": np.ones(f, np.float32)}
     return red, aux
 
 
@@ -140,6 +145,10 @@ def ranges_from(pilot: dict | list, aux: dict) -> dict:
     out["lo"] = (lo - pad).astype(np.float32)
     out["hi"] = (hi + pad).astype(np.float32)
     out["shift"] = (0.5 * (lo + hi)).astype(np.float32)
+    # Welford deviations are taken in units of a power of two at the column's
+    # magnitude (exact scaling), so their squares stay finite in float32.
+    _, e = np.frexp(np.maximum(np.abs(lo), np.abs(hi)))
+    out["unscale"] = np.ldexp(np.float32(1.0), np.clip(-e, -126, 126)).astype(np.float32)
     return out
 
 
@@ -196,8 +205,9 @@ class Accumulator:
         if self.red.floats:
             self.hist += res["hist"]
             shift = self.aux["shift"].astype(np.float64)
+            unit = 1.0 / self.aux["unscale"].astype(np.float64)  # a power of two: exact
             for block in np.asarray(res["welford"], np.float64):  # per device, in mesh order
-                cnt, s1, m2 = block[:, 0], block[:, 1], block[:, 2]
+                cnt, s1, m2 = block[:, 0], block[:, 1] * unit, block[:, 2] * unit**2
                 if cnt[0] == 0:
                     continue
                 mean = shift + s1 / cnt

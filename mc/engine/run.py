@@ -18,6 +18,7 @@ Two ways to run:
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -64,14 +65,16 @@ def device_list(devices: Any = None) -> list:
 
 
 def check_run_args(n: Any, seed: Any, chunk: Any, n_devices: int = 1,
-                   platform: str = "cpu") -> tuple[int, int, int]:
+                   platform: str = "cpu", width: int = 1) -> tuple[int, int, int]:
     """Validated ``(n, seed, chunk)``; ``chunk`` (months per step, all devices
-    together) is a multiple of ``n_devices`` and no bigger than needed for ``n``."""
+    together) is a multiple of ``n_devices`` and no bigger than needed for ``n``.
+    ``width``: examples one month's function evaluates (points vmapped inside
+    it); the automatic chunk is divided by it."""
     n = v.count("n", n, lo=1, hi=MAX_N - 1)
     seed = v.count("seed", seed, lo=0, hi=2**31 - 1)
     auto = chunk is None
     if auto:
-        chunk = DEFAULT_CHUNK.get(platform, DEFAULT_CHUNK["gpu"]) * n_devices
+        chunk = max(1, DEFAULT_CHUNK.get(platform, DEFAULT_CHUNK["gpu"]) // width) * n_devices
     else:
         chunk = v.count("chunk", chunk, lo=1, hi=2**24)
         if chunk % n_devices:
@@ -80,7 +83,7 @@ def check_run_args(n: Any, seed: Any, chunk: Any, n_devices: int = 1,
     if auto:
         # Small runs round up to a power of two (at least 256 a device), so runs of
         # different n share a handful of compiled shapes instead of one each.
-        per_device = min(chunk // n_devices, max(256, 1 << (per_device - 1).bit_length()))
+        per_device = min(chunk // n_devices, max(max(1, 256 // width), 1 << (per_device - 1).bit_length()))
     return n, seed, per_device * n_devices
 
 
@@ -119,19 +122,108 @@ def step_fn(month_fn: MonthFn, reducer: Reducer | None, devices: tuple, chunk: i
 
 
 def _prepare(month_fn: MonthFn, params: Any, n: Any, reducer: Reducer | None, aux: Any, seed: Any,
-             chunk: Any, devices: Any) -> tuple:
+             chunk: Any, devices: Any, width: int = 1) -> tuple:
     """What a run needs before its first chunk: ``(step, n, seed, chunk, params,
-    aux)`` with the arguments validated and the compiled step for them.
+    aux)`` with the arguments validated and the compiled step for them, at a
+    chunk that fits the memory budget (``fitted_step``).
 
     Params and aux go to the devices once (replicated), not with every chunk's
     call; in a multi-process run they stay on the host (each process passes
     its own copy to the step)."""
     devs = device_list(devices)
-    n, seed, chunk = check_run_args(n, seed, chunk, len(devs), devs[0].platform)
-    fn = step_fn(month_fn, reducer, tuple(devs), chunk)
+    auto = chunk is None
+    n, seed, chunk = check_run_args(n, seed, chunk, len(devs), devs[0].platform, width)
     if jax.process_count() == 1:
         params, aux = jax.device_put((params, aux), NamedSharding(_mesh(tuple(devs)), P()))
+    fn, chunk = fitted_step(month_fn, reducer, tuple(devs), chunk, params, aux, shrink=auto)
     return fn, n, seed, chunk, params, aux
+
+
+# -- memory ---------------------------------------------------------------------------
+
+def memory_budget(device: Any) -> int:
+    """Bytes a run may use for one step: ``MC_MEMORY_GB`` when set, else a quarter
+    of the device's memory (of the machine's RAM for a CPU)."""
+    given = os.environ.get("MC_MEMORY_GB")
+    if given:
+        try:
+            gb = float(given)
+        except ValueError:
+            v.fail("MC_MEMORY_GB", given, "must be a number of GiB in (0, 1e+06]")
+        return int(v.number("MC_MEMORY_GB", gb, lo=0.0, lo_open=True, hi=1e6) * 2**30)
+    stats = None
+    if device.platform != "cpu":
+        try:
+            stats = device.memory_stats()
+        except Exception:  # a backend without memory statistics
+            stats = None
+    if stats and stats.get("bytes_limit"):
+        return int(stats["bytes_limit"]) // 4
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 4
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not a POSIX host
+        return 4 * 2**30
+
+
+def step_bytes(compiled: Any, devices: tuple) -> int | None:
+    """Bytes one compiled step needs at its peak (temporaries, arguments and
+    outputs), summed over the devices that share a host's RAM for a CPU and per
+    device otherwise; None when the backend does not say."""
+    try:
+        m = compiled.memory_analysis()
+        need = int(m.temp_size_in_bytes) + int(m.argument_size_in_bytes) + int(m.output_size_in_bytes)
+    except Exception:  # memory analysis is optional for a backend
+        return None
+    local = sum(1 for d in devices if d.process_index == jax.process_index())
+    return need * local if devices[0].platform == "cpu" else need
+
+
+_FITTED: dict = {}
+
+
+def _avals(tree: Any) -> tuple:
+    leaves, treedef = jax.tree_util.tree_flatten(tree)
+    return treedef, tuple((np.shape(x), str(getattr(x, "dtype", None) or np.result_type(x)),
+                           getattr(x, "weak_type", False)) for x in leaves)
+
+
+def fitted_step(month_fn: MonthFn, reducer: Reducer | None, devices: tuple, chunk: int, params: Any,
+                aux: Any, *, shrink: bool) -> tuple[Callable, int]:
+    """The compiled step and its chunk, so that one step fits ``memory_budget``.
+
+    The step is compiled ahead of time and its memory read from the compiler
+    (``step_bytes``), which grows linearly with the chunk. A chunk over the
+    budget is halved to the largest power of two (times the devices) that fits
+    when ``shrink`` (the automatic chunk), and refused with what fits when the
+    caller chose it. Results never depend on the chunk, so shrinking changes
+    speed only. Compiled steps are kept per (function, chunk, argument shapes).
+    """
+    budget = memory_budget(devices[0])
+    n_dev = len(devices)
+    while True:
+        key = (month_fn, reducer, devices, chunk, _avals((params, aux)))
+        if key in _FITTED:
+            return _FITTED[key], chunk
+        compiled = step_fn(month_fn, reducer, devices, chunk).lower(
+            np.int32(0), np.uint32(0), np.int32(chunk), params, aux).compile()
+        need = step_bytes(compiled, devices)
+        if need is None or need <= budget:
+            _FITTED[key] = compiled
+            return compiled, chunk
+        per_month = need / chunk
+        fits = n_dev * (1 << max(0, int(budget / per_month / n_dev)).bit_length() >> 1)
+        fits = min(fits, n_dev * (1 << max(0, chunk // n_dev - 1).bit_length() >> 1))  # below chunk
+        if fits < n_dev or per_month * n_dev > budget:
+            v.fail("memory", _gib(budget), f"is below the {_gib(per_month * n_dev)} that one month on each of "
+                   f"{n_dev} device(s) needs (the budget is MC_MEMORY_GB, else a quarter of the memory)")
+        if not shrink:
+            v.fail("chunk", chunk, f"needs {_gib(need)} a step, above the memory budget of {_gib(budget)} "
+                   f"(MC_MEMORY_GB, else a quarter of the memory); at most {fits} fits")
+        chunk = fits
+
+
+def _gib(x: float) -> str:
+    return f"{x / 2**30:.3g} GiB"
 
 
 def to_host(x: jax.Array) -> np.ndarray:
@@ -194,6 +286,7 @@ class Run:
         self.n = n
         self.done = 0
         self.partial = False
+        self.chunk = 0  # months per step, all devices together
 
 
 def _chunks(n: int, chunk: int) -> Iterator[tuple[int, int]]:
@@ -203,12 +296,14 @@ def _chunks(n: int, chunk: int) -> Iterator[tuple[int, int]]:
 
 def stream(month_fn: MonthFn, params: Any, n: int, *, reducer: Reducer, merge: Callable[[Any, int], None],
            aux: Any = None, seed: int = 0, chunk: int | None = None, devices: Any = None,
-           progress: bool | None = False) -> Run:
+           progress: bool | None = False, width: int = 1) -> Run:
     """Run months ``0..n-1`` chunk by chunk and hand each chunk's reduction to
     ``merge(host_pytree, months_in_chunk)``. One chunk is in flight while the
-    previous one merges. Ctrl-C stops after the chunk in hand (``Run.partial``)."""
-    fn, n, seed, chunk, params, aux = _prepare(month_fn, params, n, reducer, aux, seed, chunk, devices)
+    previous one merges. Ctrl-C stops after the chunk in hand (``Run.partial``).
+    ``width``: examples each month evaluates (see ``check_run_args``)."""
+    fn, n, seed, chunk, params, aux = _prepare(month_fn, params, n, reducer, aux, seed, chunk, devices, width)
     run = Run(n)
+    run.chunk = chunk
     with interruptible() as stop, progress_bar(n, progress) as bar:
         pending = None  # (device result, months)
         try:

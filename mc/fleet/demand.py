@@ -25,9 +25,11 @@ def check_trace(values) -> np.ndarray:
         v.fail("demand.trace", type(values).__name__, "must be 730 numbers (tok/s per hour)")
     if arr.size != HOURS:
         v.fail("demand.trace", f"<{arr.size} values>", "must hold exactly 730 hourly values")
-    bad = np.flatnonzero(~np.isfinite(arr) | (arr < 0))
+    bad = np.flatnonzero(~np.isfinite(arr) | (arr < 0) | (arr > v.FLOAT32_MAX) | (arr > 0) & (arr < v.FLOAT32_TINY))
     if bad.size:
-        v.fail(f"demand.trace[{bad[0]}]", float(arr[bad[0]]), "must be a finite number >= 0")
+        v.fail(f"demand.trace[{bad[0]}]", float(arr[bad[0]]),
+               f"must be a number >= 0 that float32 holds (0, or magnitude {v.FLOAT32_TINY:.4g} to "
+               f"{v.FLOAT32_MAX:.4g})")
     return arr.astype(np.float32)
 
 
@@ -71,6 +73,19 @@ class Demand:
             object.__setattr__(self, "trace", check_trace(self.trace))
         elif self.trace is not None:
             v.fail("demand.trace", "<values>", f"is only used with shape 'trace', not {self.shape!r}")
+
+    def peak(self) -> tuple[float, str]:
+        """An upper bound on ``D_h`` (tok/s, float64) and the fields it comes from."""
+        top = self.level * (1.0 + self.amplitude)
+        if self.shape == "flat":
+            return self.level, "demand.level"
+        if self.shape == "diurnal":
+            return top, "demand.level and demand.amplitude"
+        if self.shape == "weekly":
+            return top * max(1.0, self.weekend_factor), "demand.level, amplitude and weekend_factor"
+        if self.shape == "bursty":  # every burst on one hour at worst
+            return self.level + self.max_bursts * self.burst_height, "demand.level, max_bursts and burst_height"
+        return float(np.max(self.trace)), "demand.trace"
 
     @classmethod
     def from_fields(cls, fields: dict, given: dict) -> "Demand":

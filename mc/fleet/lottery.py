@@ -9,7 +9,7 @@ import jax.numpy as jnp
 
 from .. import _validate as v
 from .._pytree import pytree_dataclass
-from ..kernels import normal
+from ..kernels import NORMAL_MAX, normal
 
 
 @pytree_dataclass
@@ -32,6 +32,12 @@ class Lottery:
         object.__setattr__(self, "lemon_rate", v.number("lottery.lemon_rate", self.lemon_rate, lo=0.0, hi=1.0))
         object.__setattr__(self, "lemon_factor",
                            v.number("lottery.lemon_factor", self.lemon_factor, lo=0.0, lo_open=True, hi=1.0))
+
+
+def max_quality(p: Lottery) -> float:
+    """The largest ``q`` a card can draw (float64): ``mean + sd·z`` is clipped to
+    ``[lo, hi]`` and ``|z| <= NORMAL_MAX``; a lemon's factor is at most 1."""
+    return max(p.lo, min(p.hi, p.mean + p.sd * NORMAL_MAX))
 
 
 class LotteryDraws(NamedTuple):

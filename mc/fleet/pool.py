@@ -15,7 +15,8 @@ MAX_POOL_CENTS = 2**31 - 1
 
 @dataclass(frozen=True)
 class CardClass:
-    """A kind of card: its rated rate (tok/s) and monthly price ($ per card-month)."""
+    """A kind of card: its rated rate (tok/s) and monthly price ($ per card-month,
+    at least $0.01, billed in whole cents)."""
 
     name: str
     rated: float  # tok/s
@@ -25,7 +26,8 @@ class CardClass:
         if not isinstance(self.name, str) or not self.name:
             v.fail("card.name", self.name, "must be a non-empty string")
         object.__setattr__(self, "rated", v.positive(f"{self.name}.rated", self.rated))
-        object.__setattr__(self, "price", v.positive(f"{self.name}.price", self.price))
+        # A price rounds to whole cents; below one cent it would bill $0.
+        object.__setattr__(self, "price", v.number(f"{self.name}.price", self.price, lo=0.01, hi=MAX_POOL_CENTS / 100))
 
     @property
     def price_cents(self) -> int:
@@ -73,10 +75,10 @@ class Pool:
         if len(set(names)) != len(names):
             v.fail("pool", names, "must name each card class once")
         object.__setattr__(self, "groups", tuple(checked))
-        worst = sum(n * (c.price_cents + round(0.15 * c.price_cents) + 1) for c, n in checked)
-        if worst > MAX_POOL_CENTS:
-            v.fail("pool", self.describe(), f"monthly rent must be below ${MAX_POOL_CENTS / 115:,.0f} "
-                   "(bills are exact int32 cents)")
+        rent = sum(n * c.price_cents for c, n in checked)
+        if rent > MAX_POOL_CENTS:
+            v.fail("pool", self.describe(), f"rents ${rent / 100:,.2f} a month, above the "
+                   f"${MAX_POOL_CENTS / 100:,.2f} that int32 cents hold")
 
     @classmethod
     def of(cls, *groups: tuple[CardClass | str, int]) -> "Pool":

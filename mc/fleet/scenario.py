@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import _validate as v
 from .._pytree import fields_dict, pytree_dataclass, section
+from . import limits
 from .accounting import churn_cents
 from .checks import Checks
 from .demand import Demand
@@ -61,6 +62,8 @@ class Scenario:
         for name, cls in OPTIONAL.items():
             if getattr(self, name) is not None and not isinstance(getattr(self, name), cls):
                 v.fail(name, getattr(self, name), f"must be a {cls.__name__} or absent")
+        limits.check_money(self.pool, self.eviction.churn)
+        limits.check_floats(self.pool, self.lottery, self.window, self.demand)
         object.__setattr__(self, "evict_limit", self.eviction.limit(self.pool.size))
         object.__setattr__(self, "churn_cents", churn_cents(self.pool, self.eviction.churn))
         if self.autoscaler is not None:
@@ -68,8 +71,14 @@ class Scenario:
 
     def _check_month_cents(self) -> None:
         """A §6 month's bill (every round's prorated rent, and the policy's most
-        evictions in every round at the dearest fee) must fit int32 cents."""
+        evictions in every round at the dearest fee) must fit int32 cents, and no
+        round's prorated rent may round to nothing."""
         a = self.autoscaler
+        shortest = int(a.lengths().min())
+        for card in self.pool.classes:
+            if card.price_cents * shortest / 730 < 0.5:
+                v.fail("autoscaler.period", a.period, f"prorates {card.name}'s ${card.price:,.2f} a month to under "
+                       f"half a cent for a round of {shortest} h, which would bill $0")
         rent = int(a.rent(self.pool.price_cents()).astype(np.int64).sum())
         worst = rent + a.rounds * self.evict_limit * int(self.churn_cents.max())
         if worst > MAX_POOL_CENTS:
@@ -156,6 +165,10 @@ def pool_from_data(data: Any) -> Pool:
             n = item.pop("count")
             if "card" in item:
                 card = card_class(item.pop("card"))
+                unknown = sorted(set(item) - {"name", "rated", "price"})
+                if unknown:
+                    v.fail(f"pool.{card.name}.{unknown[0]}", item[unknown[0]],
+                           "is not a pool entry field; known: card, count, name, rated, price")
                 if item:
                     card = CardClass(**{"name": card.name, "rated": card.rated, "price": card.price, **item})
             else:

@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import _validate as v
-from ..kernels import normal, overlap, tree_sum
+from ..kernels import NORMAL_MAX, normal, overlap, tree_sum
 from .._pytree import pytree_dataclass
 from .dips import CardDips
 
@@ -31,6 +31,12 @@ class Window:
     def __post_init__(self):
         object.__setattr__(self, "hours", hours(self.hours))
         object.__setattr__(self, "sigma_hour", v.nonneg("window.sigma_hour", self.sigma_hour))
+
+
+def max_gain(p: Window) -> float:
+    """The most a score can exceed the window's mean rate, as a factor (float64):
+    ``1 + σ(W)·NORMAL_MAX``."""
+    return 1.0 + p.sigma_hour * (1.0 / p.hours) ** 0.5 * NORMAL_MAX
 
 
 def draw(u: jax.Array) -> jax.Array:

@@ -5,10 +5,13 @@ from .bits import bits as bits
 from .cover import best_first as best_first
 from .cover import greedy_prefix as greedy_prefix
 from .fusion import materialise as materialise
+from .hours import TOKEN_BITS as TOKEN_BITS
 from .hours import month_sums as month_sums
 from .hours import overlap as overlap
 from .hours import per_hour as per_hour
 from .hours import round_sums as round_sums
+from .random import EXPONENTIAL_MAX as EXPONENTIAL_MAX
+from .random import NORMAL_MAX as NORMAL_MAX
 from .random import exponential as exponential
 from .random import normal as normal
 from .random import poisson_capped as poisson_capped
@@ -27,7 +30,8 @@ from .sums import scan_sum as scan_sum
 from .sums import tree_sum as tree_sum
 from .sums import two_sum as two_sum
 
-__all__ = ["bits", "best_first", "greedy_prefix", "materialise", "month_sums", "overlap", "per_hour", "round_sums",
-           "exponential", "normal", "poisson_capped", "poisson_cdf", "uniforms", "PAIRWISE_MAX", "masked_median", "median",
+__all__ = ["bits", "best_first", "greedy_prefix", "materialise", "TOKEN_BITS", "month_sums", "overlap", "per_hour",
+           "round_sums", "EXPONENTIAL_MAX", "NORMAL_MAX", "exponential", "normal", "poisson_capped", "poisson_cdf",
+           "uniforms", "PAIRWISE_MAX", "masked_median", "median",
            "pairwise_rank", "rank", "select_rank", "sort_rank", "int_cumsum", "masked_sum", "scan_sum",
            "tree_sum", "two_sum"]

@@ -169,6 +169,7 @@ def _prefix(x: jax.Array, block: int = 16) -> jax.Array:
 # of 730 hours below 2**31, exact in int32.
 _LOSS = 21
 _RATE = 21
+TOKEN_BITS = _RATE  # bits an hour's rate or demand keeps at the month's scale
 
 
 def _sums(begin, end, weight, count, rate, demand, hours):

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import math
+from statistics import NormalDist
+
 import jax
 import jax.numpy as jnp
 
 from .bits import bits
 from .sums import scan_sum
+
+
+# The open uniforms lie in [2**-24, 1 - 2**-24], so the variates below are bounded:
+# |normal(u)| <= NORMAL_MAX (about 5.3) and exponential(u) <= EXPONENTIAL_MAX (about 16.6).
+UNIFORM_MIN = 2.0**-24
+NORMAL_MAX = -NormalDist().inv_cdf(UNIFORM_MIN)
+EXPONENTIAL_MAX = -math.log(UNIFORM_MIN)
 
 
 def poisson_cdf(mean: jax.Array, cap: int) -> jax.Array:

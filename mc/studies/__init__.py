@@ -6,8 +6,11 @@ from . import calibrate as calibrate
 from . import manifest as manifest
 from . import numpy_month as numpy_month
 from . import reports as reports
+from . import sensitivity as sensitivity
 from . import sweep as sweep
 from .calibrate import Calibration as Calibration
+from .sensitivity import Sensitivity as Sensitivity
 from .sweep import Sweep as Sweep
 
-__all__ = ["bench", "calibrate", "manifest", "numpy_month", "reports", "sweep", "Calibration", "Sweep"]
+__all__ = ["bench", "calibrate", "manifest", "numpy_month", "reports", "sensitivity", "sweep", "Calibration",
+           "Sensitivity", "Sweep"]

@@ -101,9 +101,10 @@ class Sweep:
         for key in data:
             if key not in CONFIG_KEYS:
                 v.fail(key, data[key], "is not a sweep setting; known: " + ", ".join(CONFIG_KEYS))
-        table = dict(data.get("scenario") or {})
+        table = data.get("scenario") or {}
         if not isinstance(table, dict):
-            v.fail("scenario", table, "must be a table of scenario fields")
+            v.fail("scenario", table, "must be a table of scenario fields (a preset is named by preset = \"name\")")
+        table = dict(table)
         preset = table.pop("preset", data.get("preset"))
         if preset is None and not table:
             v.fail("preset", None, "a sweep needs a base: preset = \"name\" or a [scenario] table")

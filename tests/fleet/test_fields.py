@@ -42,3 +42,9 @@ def test_a_trace_needs_the_trace_shape(tmp_path):
     sc = scenario_from_data({"preset": "golden-idler", "demand": {"shape": "trace", "trace_csv": "t.csv"}},
                             tmp_path)
     assert sc.demand.shape == "trace" and sc.replace({"demand.shape": "flat"}).demand.trace is None
+
+
+@pytest.mark.parametrize("bins", [-1, 0, 15, 1.5, 10**9, math.nan, True])
+def test_histogram_bins(bins):
+    with pytest.raises(ParamError, match="^bins="):
+        mc.simulate(BASE, 10, bins=bins)

@@ -1,0 +1,278 @@
+"""Which parameter drives each verdict: variance-based global sensitivity (Sobol
+first-order and total indices) over any numeric scenario fields.
+
+Points come from Saltelli's scheme (SALib's Sobol' sequence, ``N·(D + 2)`` points
+for ``D`` fields, no second-order terms) and the indices, with bootstrap 95%
+intervals, from SALib's estimators: none are written here. Each point's figures
+(P(pass) of each check, mean bill, mean convergence, mean shortfall) are means
+over ``months`` fleet-months run by the engine, with the points of a block
+vmapped over the scenario's parameter leaves (one compilation serves them all).
+
+Monte Carlo noise: every point uses the same months (month ``i`` of the seed for
+every point: common random numbers), so the noise is shared across points and
+largely cancels in the differences the estimators take. What remains is
+reported per figure as ``noise_share``: the mean over points of a figure's
+Monte Carlo variance (its per-month variance over ``months``) against the
+variance of the figure across points. Below a few percent, noise cannot move an
+index by more than its interval.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import warnings
+from typing import Any, Callable, Mapping
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import _validate as v
+from .. import files
+from . import manifest
+from ..engine import AXIS, progress_bar, stream
+from ..fleet.month import fleet_month
+from ..fleet.scenario import SECTIONS, Scenario
+
+# A point's figures: name -> what a month contributes (its mean over months is the figure).
+FIGURES = ("p_capacity", "p_convergence", "p_eviction", "bill_mean", "convergence_mean", "shortfall_mean")
+MAX_POINTS = 200_000
+NOISY = 0.5  # a figure whose Monte Carlo variance is over this share of its spread has no meaningful indices
+BLOCK = 64  # points vmapped together per engine call
+
+
+def _month_figures(out: dict) -> jax.Array:
+    """(figures,) float32 for one month, in ``FIGURES`` order (the bill in $)."""
+    return jnp.stack([out["pass_capacity"].astype(jnp.float32), out["pass_convergence"].astype(jnp.float32),
+                      out["pass_eviction"].astype(jnp.float32), out["bill"].astype(jnp.float32) / 100.0,
+                      out["convergence"], out["shortfall"]])
+
+
+def block_month(key: jax.Array, block: Scenario) -> dict:
+    """One month at every point of a block: ``block`` is a Scenario whose leaves
+    carry a leading (points,) axis. Returns ``{"y": (points, figures) float32}``."""
+    return {"y": jax.vmap(lambda sc: _month_figures(fleet_month(key, sc)))(block)}
+
+
+def block_sums(out: dict, mask: jax.Array, aux: Any) -> dict:
+    """Per point and figure, the sum and sum of squares over a chunk's months."""
+    y = jnp.where(mask[:, None, None], out["y"], 0.0)  # (local, points, figures)
+    return {"s1": jax.lax.psum(jnp.sum(y, axis=0), AXIS), "s2": jax.lax.psum(jnp.sum(y * y, axis=0), AXIS)}
+
+
+# -- ranges -----------------------------------------------------------------------------
+
+def check_ranges(base: Scenario, ranges: Any) -> dict[str, tuple[float, float]]:
+    """Validated ``{"section.field": (lo, hi)}``: numeric, non-static, non-integer
+    scenario fields with ``lo < hi``, both ends valid values of the field."""
+    if not isinstance(ranges, Mapping) or not ranges:
+        v.fail("ranges", ranges, 'must be a table of "section.field" = [lo, hi], e.g. "window.hours" = [1, 168]')
+    out = {}
+    for name, pair in ranges.items():
+        head, _, tail = str(name).partition(".")
+        cls = SECTIONS.get(head)
+        fields = {f.name: f for f in dataclasses.fields(cls)} if cls else {}
+        if tail not in fields or not fields[tail].init:
+            known = [f"{s}.{f.name}" for s, c in SECTIONS.items() for f in dataclasses.fields(c)
+                     if f.init and f.name not in c._static_fields and f.type in ("float", float)]
+            v.fail(f"ranges.{name}", pair, "is not a numeric scenario field; known: " + ", ".join(known))
+        if tail in cls._static_fields or fields[tail].type not in ("float", float):
+            v.fail(f"ranges.{name}", pair, "fixes shapes or modes or is an integer (it cannot vary continuously)")
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            v.fail(f"ranges.{name}", pair, "must be [lo, hi]")
+        lo = v.number(f"ranges.{name}[0]", pair[0])
+        hi = v.number(f"ranges.{name}[1]", pair[1])
+        if not lo < hi:
+            v.fail(f"ranges.{name}", [lo, hi], "must have lo < hi")
+        for end in (lo, hi):
+            base.replace({name: end})  # each end must be a valid value of the field
+        out[str(name)] = (lo, hi)
+    return out
+
+
+def check_samples(samples: Any, n_vars: int) -> int:
+    """A power of two, at least 64, and no more than ``MAX_POINTS`` points."""
+    n = v.count("samples", samples, lo=64, hi=1 << 20)
+    if n & (n - 1):
+        v.fail("samples", n, "must be a power of two (Sobol' sequences balance only there), e.g. 256")
+    if n * (n_vars + 2) > MAX_POINTS:
+        v.fail("samples", n, f"gives {n * (n_vars + 2):,} points for {n_vars} ranges; at most {MAX_POINTS:,}")
+    return n
+
+
+def load_ranges(path) -> dict:
+    """The ``[ranges]`` table of a TOML file (``"window.hours" = [1, 168]``)."""
+    data = files.read_toml(path)
+    unknown = sorted(set(data) - {"ranges"})
+    if unknown:
+        v.fail(unknown[0], data[unknown[0]], "is not a ranges-file key; the file holds one [ranges] table")
+    if "ranges" not in data:
+        v.fail("ranges", None, f'{path} must hold a [ranges] table, e.g. "window.hours" = [1, 168]')
+    return data["ranges"]
+
+
+# -- sampling and analysis (SALib) --------------------------------------------------------
+
+def problem(ranges: Mapping[str, tuple[float, float]]) -> dict:
+    return {"num_vars": len(ranges), "names": list(ranges), "bounds": [list(b) for b in ranges.values()]}
+
+
+def sample(ranges: Mapping[str, tuple[float, float]], samples: int, seed: int = 0) -> np.ndarray:
+    """(samples·(D + 2), D) float64 Saltelli points (SALib's Sobol' sampler, scrambled by ``seed``)."""
+    from SALib.sample import sobol as sobol_sample
+
+    return sobol_sample.sample(problem(ranges), samples, calc_second_order=False, seed=seed)
+
+
+def analyze(ranges: Mapping[str, tuple[float, float]], y: np.ndarray, *, resamples: int = 200,
+            seed: int = 0) -> dict[str, np.ndarray]:
+    """First-order and total indices of one figure ``y`` (points,) with bootstrap
+    95% half-widths: ``S1, S1_conf, ST, ST_conf``, each (D,). A figure that does not
+    vary across points has no indices (NaN)."""
+    from SALib.analyze import sobol as sobol_analyze
+
+    d = len(ranges)
+    if not np.all(np.isfinite(y)) or np.ptp(y) == 0:
+        nan = np.full(d, np.nan)
+        return {"S1": nan, "S1_conf": nan, "ST": nan, "ST_conf": nan}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        res = sobol_analyze.analyze(problem(ranges), np.asarray(y, np.float64), calc_second_order=False,
+                                    num_resamples=resamples, conf_level=0.95, seed=seed)
+    return {k: np.asarray(res[k], np.float64) for k in ("S1", "S1_conf", "ST", "ST_conf")}
+
+
+@dataclasses.dataclass
+class Sensitivity:
+    """Indices per figure and parameter, and what produced them."""
+
+    ranges: dict[str, tuple[float, float]]
+    points: np.ndarray  # (P, D) float64
+    y: dict[str, np.ndarray]  # figure -> (P,) float64
+    noise_share: dict[str, float]  # figure -> Monte Carlo variance / variance across points
+    indices: dict[str, dict[str, np.ndarray]]  # figure -> S1, S1_conf, ST, ST_conf, each (D,)
+    samples: int
+    months: int
+    seed: int
+
+    def table(self):
+        """A tidy pandas table: one row per (figure, parameter)."""
+        import pandas as pd
+
+        rows = []
+        for fig, ind in self.indices.items():
+            for j, name in enumerate(self.ranges):
+                rows.append({"figure": fig, "parameter": name, "lo": self.ranges[name][0],
+                             "hi": self.ranges[name][1], **{k: float(ind[k][j]) for k in ind},
+                             "noise_share": self.noise_share[fig]})
+        return pd.DataFrame(rows)
+
+    def report(self) -> dict:
+        """JSON-ready: each figure's indices per parameter, with their intervals."""
+        def num(x):
+            return None if not math.isfinite(x) else float(x)
+
+        figures = {}
+        for fig, ind in self.indices.items():
+            figures[fig] = {
+                "noise_share": num(self.noise_share[fig]),
+                "varies": bool(np.isfinite(ind["S1"]).all()),
+                "parameters": {name: {"S1": num(ind["S1"][j]), "S1_conf": num(ind["S1_conf"][j]),
+                                      "ST": num(ind["ST"][j]), "ST_conf": num(ind["ST_conf"][j])}
+                               for j, name in enumerate(self.ranges)}}
+        return {"samples": self.samples, "points": int(self.points.shape[0]), "months": self.months,
+                "seed": self.seed, "ranges": {k: list(b) for k, b in self.ranges.items()}, "figures": figures}
+
+
+def indices_of(ranges: Mapping[str, tuple[float, float]], evaluate: Callable[[np.ndarray], tuple[dict, dict]],
+               samples: int, *, seed: int = 0, months: int = 0, resamples: int = 200) -> Sensitivity:
+    """The whole method for any model: Saltelli points, ``evaluate(points)`` giving
+    ``(figures, noise variances)`` (dicts of (P,) arrays), SALib's indices."""
+    ranges = dict(ranges)
+    samples = check_samples(samples, len(ranges))
+    x = sample(ranges, samples, seed)
+    y, noise = evaluate(x)
+    shares = {}
+    for fig, col in y.items():
+        spread = float(np.var(col))
+        shares[fig] = float(np.mean(noise[fig]) / spread) if spread > 0 else 0.0
+    ind = {fig: analyze(ranges, col, resamples=resamples, seed=seed) for fig, col in y.items()}
+    return Sensitivity(ranges, x, y, shares, ind, samples, months, seed)
+
+
+# -- the fleet month ----------------------------------------------------------------------
+
+def _stack(scenarios: list[Scenario]) -> Scenario:
+    return jax.tree_util.tree_map(lambda *xs: np.stack([np.asarray(x) for x in xs]), *scenarios)
+
+
+def fleet_evaluator(base: Scenario, names: list[str], months: int, *, seed: int = 0, chunk: int | None = None,
+                    progress: bool | None = False) -> Callable[[np.ndarray], tuple[dict, dict]]:
+    """``evaluate(points)`` for ``indices_of``: each point's figures over months
+    ``0..months-1`` of ``seed`` (the same months at every point), in blocks of
+    ``BLOCK`` points vmapped in one engine call."""
+    months = v.count("months", months, lo=16, hi=10**8)
+
+    def evaluate(x: np.ndarray) -> tuple[dict, dict]:
+        scenarios = []
+        for row in x:
+            try:
+                scenarios.append(base.replace(dict(zip(names, row.tolist()))))
+            except v.ParamError as err:
+                v.fail("ranges", dict(zip(names, row.tolist())), f"give a point the scenario refuses ({err})")
+        s1 = np.zeros((len(scenarios), len(FIGURES)))
+        s2 = np.zeros_like(s1)
+        with progress_bar(len(scenarios), progress) as bar:
+            bar.unit = " points"
+            for start in range(0, len(scenarios), BLOCK):
+                part = scenarios[start:start + BLOCK]
+                block = _stack(part + [part[-1]] * (BLOCK - len(part)))  # one shape for every block
+                acc = {"s1": np.zeros((BLOCK, len(FIGURES))), "s2": np.zeros((BLOCK, len(FIGURES)))}
+
+                def merge(host, take, acc=acc):
+                    acc["s1"] += np.asarray(host["s1"], np.float64)
+                    acc["s2"] += np.asarray(host["s2"], np.float64)
+
+                stream(block_month, block, months, reducer=block_sums, merge=merge, seed=seed, chunk=chunk,
+                       width=BLOCK)
+                s1[start:start + len(part)] = acc["s1"][:len(part)]
+                s2[start:start + len(part)] = acc["s2"][:len(part)]
+                bar.update(len(part))
+        mean = s1 / months
+        var = np.maximum(s2 / months - mean**2, 0.0)
+        figures = {f: mean[:, j] for j, f in enumerate(FIGURES)}
+        noise = {f: var[:, j] / months for j, f in enumerate(FIGURES)}
+        return figures, noise
+
+    return evaluate
+
+
+def save(result: Sensitivity, base: Scenario, out, *, wall_s: float | None = None) -> None:
+    """``out/sensitivity.parquet`` (the tidy indices) and ``out/manifest.json``."""
+    from pathlib import Path
+
+    out = files.check_output_folder(out)
+    out.mkdir(parents=True, exist_ok=True)
+    files.write_table(result.table(), Path(out) / "sensitivity.parquet")
+    config = {"scenario": base.to_dict(), "ranges": {k: list(b) for k, b in result.ranges.items()},
+              "samples": result.samples, "figures": list(FIGURES),
+              "method": "Saltelli sampling and Sobol indices (SALib), no second order, 95% bootstrap intervals"}
+    manifest.write(out, manifest.build(config, seed=result.seed, n=result.months, points=int(result.points.shape[0]),
+                                       noise_share=result.noise_share, wall_s=wall_s))
+
+
+def sensitivity(base: Scenario, ranges: Any, *, samples: int = 256, months: int = 1000, seed: int = 0,
+                chunk: int | None = None, progress: bool | None = False, resamples: int = 200) -> Sensitivity:
+    """Sobol indices of every figure of ``base``'s fleet month over ``ranges``
+    (``{"section.field": [lo, hi]}``), from ``samples·(D + 2)`` points of
+    ``months`` fleet-months each."""
+    checked = check_ranges(base, ranges)
+    check_samples(samples, len(checked))
+    v.count("months", months, lo=16, hi=10**8)
+    evaluate = fleet_evaluator(base, list(checked), months, seed=seed, chunk=chunk, progress=progress)
+    return indices_of(checked, evaluate, samples, seed=seed, months=months, resamples=resamples)
+
+
+__all__ = ["FIGURES", "NOISY", "Sensitivity", "analyze", "check_ranges", "check_samples", "fleet_evaluator",
+           "indices_of", "load_ranges", "sample", "save", "sensitivity"]
