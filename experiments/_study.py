@@ -25,6 +25,23 @@ def parser(name: str, doc: str, n: int) -> argparse.ArgumentParser:
     return p
 
 
+def up_to_date(name: str, args, files: tuple[str, ...], config=None, out: Path | None = None) -> bool:
+    """Whether ``out`` (default ``args.out``) already holds ``files`` made from
+    ``config`` (the manifest's, compared as JSON; any config when None) and
+    ``--fresh`` was not given; says so unless quiet."""
+    import json
+
+    out = out or args.out
+    man = out / "manifest.json"
+    if args.fresh or not man.exists() or not all((out / f).exists() for f in files):
+        return False
+    if config is not None and json.loads(man.read_text()).get("config") != json.loads(json.dumps(config)):
+        return False
+    if not args.quiet:
+        print(f"{name}: up to date in {out}", file=sys.stderr)
+    return True
+
+
 def chunk(n: int) -> int:
     return CHUNK if n >= CHUNK else n
 

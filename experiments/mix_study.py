@@ -12,7 +12,6 @@ manifest.json beside it.
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 
@@ -68,12 +67,8 @@ def main(argv=None) -> int:
     p.add_argument("--sigmas", type=float, nargs="+", default=list(SIGMAS), help="forecast uncertainties")
     p.add_argument("--target", type=float, default=0.9, help="pass-all probability to reach (default 0.9)")
     args = p.parse_args(argv)
-    manifest = args.out / "manifest.json"
-    if not args.fresh and manifest.exists() and (args.out / "mixes.parquet").exists():
-        if json.loads(manifest.read_text()).get("config") == config(args):
-            if not args.quiet:
-                print(f"mix_study: up to date in {args.out}", file=sys.stderr)
-            return 0
+    if _study.up_to_date("mix_study", args, ("mixes.parquet",), config(args)):
+        return 0
     run(args)
     return 0
 

@@ -25,9 +25,10 @@ STUDIES = [  # (module, default fleet-months per point)
     ("pool_demand", 2_500),
     ("calibration", 2_500),
     ("sensitivity", 1_024),
+    ("latency", 32),  # replications per point (SPEC §7)
 ]
 FIGURES = ["fig_seed_stories", "fig_window_share", "fig_window_threshold", "fig_demand_runset",
-           "fig_lemons", "fig_pool_demand", "fig_calibration_pareto", "fig_sensitivity"]
+           "fig_lemons", "fig_pool_demand", "fig_calibration_pareto", "fig_sensitivity", "fig_latency"]
 
 
 def main(argv=None) -> int:

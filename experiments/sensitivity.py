@@ -31,8 +31,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     for name in PRESETS:
         out = args.out / name
-        if (out / "sensitivity.parquet").exists() and not args.fresh:
-            print(f"sensitivity: {name} already in {out}", file=sys.stderr)
+        if _study.up_to_date(f"sensitivity {name}", args, ("sensitivity.parquet",), out=out):
             continue
         base = mc.presets.get(name)
         t = time.perf_counter()

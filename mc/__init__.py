@@ -41,7 +41,10 @@ from .fleet import outcome as outcome
 from .fleet import presets as presets
 from .fleet import simulate as simulate
 from .files import load_scenario as load_scenario
+from .serving import Serving as Serving
 from .serving import catalogue as catalogue
+from .serving import simulate_latency as simulate_latency
+from .serving import slo_rate as slo_rate
 from .studies import numpy_month as numpy_month
 
 # Earlier names of the buying-the-fleet modules, kept working.
@@ -51,5 +54,5 @@ procurement_presets = buy.presets
 __all__ = ["buy", "engine", "files", "fleet", "kernels", "serving", "studies", "ParamError", "__version__",
            "Procurement", "mix", "Autoscaler", "BARGAIN", "FLAGSHIP", "OUTPUTS", "CardClass", "Checks", "Demand", "Dips",
            "Eviction", "Lottery", "Pool", "Result", "Scenario", "Window", "draw", "fleet_month", "outcome",
-           "presets", "simulate", "load_scenario", "catalogue", "numpy_month", "procurement",
+           "presets", "simulate", "load_scenario", "Serving", "catalogue", "simulate_latency", "slo_rate", "numpy_month", "procurement",
            "procurement_presets"]

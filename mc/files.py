@@ -60,6 +60,40 @@ def read_toml(path: str | Path) -> dict:
         v.fail(str(path), "file", "cannot be read (permission denied)")
 
 
+def to_toml(data: dict, header: str = "") -> str:
+    """Plain data (the layout ``read_toml`` returns for a scenario or a plan) as
+    TOML text: top-level values first, then one table per nested dict; lists of
+    tables inline; ``None`` (no TOML value) left out. ``read_toml`` of the text
+    gives ``data`` back."""
+    def value(x: Any) -> str:
+        if isinstance(x, bool):
+            return "true" if x else "false"
+        if isinstance(x, (int, np.integer)):
+            return str(int(x))
+        if isinstance(x, (float, np.floating)):
+            x = float(x)
+            return "nan" if x != x else ("inf" if x == float("inf") else "-inf" if x == float("-inf") else repr(x))
+        if isinstance(x, str):
+            return '"' + x.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        if isinstance(x, np.ndarray):
+            return value(x.tolist())
+        if isinstance(x, (list, tuple)):
+            return "[" + ", ".join(value(y) for y in x) + "]"
+        if isinstance(x, dict):
+            return "{ " + ", ".join(f"{key(k)} = {value(y)}" for k, y in x.items()) + " }"
+        raise TypeError(f"not TOML data: {type(x).__name__}")
+
+    def key(k: str) -> str:
+        return k if k.replace("_", "").replace("-", "").isalnum() else value(str(k))
+
+    lines = [f"# {line}" if line else "#" for line in header.splitlines()]
+    lines += [f"{key(k)} = {value(x)}" for k, x in data.items() if not isinstance(x, dict) and x is not None]
+    for k, x in data.items():
+        if isinstance(x, dict):
+            lines += ["", f"[{key(k)}]"] + [f"{key(kk)} = {value(y)}" for kk, y in x.items() if y is not None]
+    return "\n".join(lines) + "\n"
+
+
 def read_trace_csv(path: str | Path) -> np.ndarray:
     """730 hourly demands from a CSV: one number a line, or a ``demand`` column."""
     import pandas as pd
@@ -229,13 +263,23 @@ def _fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
-def write_table(frame, path: str | Path) -> None:
+def write_table(frame, path: str | Path, metadata: str | None = None) -> None:
     """A table written atomically in the format its extension names (``.parquet``,
-    ``.csv`` or ``.json``: records, one object a row)."""
+    ``.csv`` or ``.json``: records, one object a row). ``metadata`` (text, e.g. a
+    manifest's JSON) goes into a parquet file's schema metadata under ``mc``."""
     path = check_output(path)
     ext = path.suffix.lower()
     if ext == ".parquet":
-        atomic_write(path, lambda tmp: frame.to_parquet(tmp, index=False))
+        def write(tmp):
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            table = pa.Table.from_pandas(frame, preserve_index=False)
+            if metadata is not None:
+                table = table.replace_schema_metadata({**(table.schema.metadata or {}), b"mc": metadata.encode()})
+            pq.write_table(table, tmp)
+
+        atomic_write(path, write)
     elif ext == ".csv":
         atomic_write(path, lambda tmp: frame.to_csv(tmp, index=False))
     else:

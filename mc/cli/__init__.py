@@ -9,9 +9,10 @@ import os
 import sys
 
 from .._validate import ParamError
+from .._version import __version__
 
 # Subcommand modules, in the order ``mc --help`` lists them.
-COMMANDS = ["presets", "run", "bench", "sweep", "calibrate", "sensitivity", "card", "buy"]
+COMMANDS = ["presets", "show", "run", "bench", "sweep", "calibrate", "sensitivity", "card", "buy", "latency"]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -22,6 +23,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="mc", description="Monte Carlo answers to money questions "
                      "about GPU inference fleets.")
+    parser.add_argument("--version", action="version", version=f"mc {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for name in COMMANDS:

@@ -11,10 +11,12 @@ from __future__ import annotations
 import re
 import socket
 import sys
+import time
 
 from .. import _validate as v
 from .. import files
 from ..fleet import simulate
+from ..studies import manifest
 from ..studies.reports import format_summary
 from ._common import add_sampling, print_json
 
@@ -57,18 +59,27 @@ def run(args) -> int:
 
     lead = jax.process_index() == 0
     progress = False if args.quiet or not lead else (True if args.progress else None)
+    t0 = time.perf_counter()
     result = simulate(scenario, args.n, seed=args.seed, chunk=args.chunk, keep_samples=args.out is not None,
                       devices=args.devices, progress=progress)
     if not lead:
         return 0
+    wall = round(time.perf_counter() - t0, 3)
     if args.out is not None and result.samples is not None:
-        files.write_table(result.samples, args.out)
+        made = manifest.build({"scenario": args.scenario, "fields": scenario.to_dict()}, seed=args.seed,
+                              n=result.n, seeding=manifest.SEEDED, wall_s=wall)
+        rows = result.samples.copy()
+        rows.insert(0, "month", range(len(rows)))  # month i of the seed: fold_in(key(seed), i)
+        files.write_table(rows, args.out, metadata=manifest.to_json(made))
+        manifest.write_beside(args.out, made)
     if args.json:
-        print_json({"scenario": args.scenario, "seed": args.seed, **result.summary})
+        print_json({"scenario": args.scenario, "seed": args.seed, **result.summary,
+                    "provenance": manifest.provenance(scenario=scenario.to_dict(), seed=args.seed, n=result.n,
+                                                      wall_s=wall)})
     else:
         print(format_summary(args.scenario, result))
         if args.out and result.samples is not None:
-            print(f"\nsamples written to {args.out}")
+            print(f"\nsamples written to {args.out} (manifest in {manifest.beside(args.out)})")
     sys.stdout.flush()
     return 130 if result.summary.get("partial") else 0
 

@@ -15,7 +15,8 @@ What each output gets:
   keep their precision at N = 10^9, divided by a power of two near the
   column's magnitude, exactly, so their squares stay finite in float32 for any
   value a model may produce), and a fixed-bin histogram for the
-  quantiles. Bins span the range of months 0..PILOT-1 (whatever the chunk),
+  quantiles (a quantile among a column's exact zeros, which are counted, is
+  exactly 0). Bins span the range of months 0..PILOT-1 (whatever the chunk),
   widened by a quarter of it each side, plus an underflow and an overflow bin reaching to the exact minimum and
   maximum; a quantile is interpolated inside its bin, so its error is at most
   the width of the bin(s) it falls in. ``summary["quantile_error"][col]`` states
@@ -108,6 +109,10 @@ class Reducer:
         big = jnp.float32(np.inf)
         res["min"] = jax.lax.pmin(jnp.min(jnp.where(mask[None, :], x, big), axis=1), AXIS)
         res["max"] = jax.lax.pmax(jnp.max(jnp.where(mask[None, :], x, -big), axis=1), AXIS)
+        # Exact zeros are common (no shortfall, no idle rent): counted, so a quantile
+        # that falls among them is exactly 0 rather than a point inside a bin.
+        res["below"] = jax.lax.psum(jnp.sum(mask[None, :] & (x < 0), axis=1, dtype=jnp.int32), AXIS)
+        res["zeros"] = jax.lax.psum(jnp.sum(mask[None, :] & (x == 0), axis=1, dtype=jnp.int32), AXIS)
         return res
 
 
@@ -184,6 +189,8 @@ class Accumulator:
         self.w_m2 = np.zeros(f, np.float64)
         self.min = np.full(f, np.inf)
         self.max = np.full(f, -np.inf)
+        self.below = np.zeros(f, np.int64)  # months with a negative value
+        self.zeros = np.zeros(f, np.int64)  # months with exactly 0
         self.passed = np.zeros(len(red.passes), np.int64)
 
     def merge(self, res: dict, take: int) -> None:
@@ -218,6 +225,8 @@ class Accumulator:
                 self.w_n = tot
             self.min = np.minimum(self.min, res["min"])
             self.max = np.maximum(self.max, res["max"])
+            self.below += np.asarray(res["below"], np.int64)
+            self.zeros += np.asarray(res["zeros"], np.int64)
         self.n += n
 
     def columns(self) -> dict[str, np.ndarray] | None:
@@ -313,6 +322,10 @@ class Accumulator:
             k1 = min(k0 + 1, n - 1)
             v, e = [], []
             for k in (k0, k1):
+                if self.below[i] <= k < self.below[i] + self.zeros[i]:  # among the exact zeros
+                    v.append(0.0)
+                    e.append(0.0)
+                    continue
                 b = int(np.searchsorted(cum, k, side="right"))
                 before = cum[b - 1] if b else 0
                 a, c = edges[b], edges[b + 1]
@@ -337,7 +350,7 @@ class Summarised:
 
 def summarise(month_fn: Callable, params: Any, n: int, schema: Schema, *, seed: int = 0,
               chunk: int | None = None, devices: Any = None, progress: bool | None = False,
-              bins: int = BINS, keep: bool = False) -> Summarised:
+              bins: int = BINS, keep: bool = False, unit: str = "months") -> Summarised:
     """Months ``0..n-1`` of ``month_fn(key, params)``, summarised as ``schema`` says
     (``keep``: every column comes back, exactly). Binned floats get their ranges
     from a pilot over the first ``PILOT`` months (the same compiled step). A Ctrl-C
@@ -351,7 +364,8 @@ def summarise(month_fn: Callable, params: Any, n: int, schema: Schema, *, seed: 
     if red.floats:
         aux = ranges_from(runner.leading(month_fn, params, n, PILOT, reducer=red, aux=aux, **kw), aux)
     acc = Accumulator(red, aux, schema)
-    done = runner.stream(month_fn, params, n, reducer=red, merge=acc.merge, aux=aux, progress=progress, **kw)
+    done = runner.stream(month_fn, params, n, reducer=red, merge=acc.merge, aux=aux, progress=progress, unit=unit,
+                         **kw)
     summary = acc.summary()
     if done.partial:
         summary["partial"] = True

@@ -267,13 +267,13 @@ def interruptible() -> Iterator[Stop]:
         signal.signal(signal.SIGINT, previous)
 
 
-def progress_bar(total: int, enabled: bool | None):
-    """A tqdm bar in fleet-months per second with an ETA, on stderr. ``enabled``:
-    True always, False never, None only when stderr is a terminal."""
+def progress_bar(total: int, enabled: bool | None, unit: str = "months"):
+    """A tqdm bar in fleet-months (or ``unit``) per second with an ETA, on stderr.
+    ``enabled``: True always, False never, None only when stderr is a terminal."""
     from tqdm import tqdm
 
     show = sys.stderr.isatty() if enabled is None else bool(enabled)
-    return tqdm(total=total, unit=" months", unit_scale=True, disable=not show, file=sys.stderr,
+    return tqdm(total=total, unit=" " + unit, unit_scale=True, disable=not show, file=sys.stderr,
                 dynamic_ncols=True, smoothing=0.1, mininterval=0.5)
 
 
@@ -296,7 +296,7 @@ def _chunks(n: int, chunk: int) -> Iterator[tuple[int, int]]:
 
 def stream(month_fn: MonthFn, params: Any, n: int, *, reducer: Reducer, merge: Callable[[Any, int], None],
            aux: Any = None, seed: int = 0, chunk: int | None = None, devices: Any = None,
-           progress: bool | None = False, width: int = 1) -> Run:
+           progress: bool | None = False, width: int = 1, unit: str = "months") -> Run:
     """Run months ``0..n-1`` chunk by chunk and hand each chunk's reduction to
     ``merge(host_pytree, months_in_chunk)``. One chunk is in flight while the
     previous one merges. Ctrl-C stops after the chunk in hand (``Run.partial``).
@@ -304,7 +304,7 @@ def stream(month_fn: MonthFn, params: Any, n: int, *, reducer: Reducer, merge: C
     fn, n, seed, chunk, params, aux = _prepare(month_fn, params, n, reducer, aux, seed, chunk, devices, width)
     run = Run(n)
     run.chunk = chunk
-    with interruptible() as stop, progress_bar(n, progress) as bar:
+    with interruptible() as stop, progress_bar(n, progress, unit) as bar:
         pending = None  # (device result, months)
         try:
             for start, take in _chunks(n, chunk):

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Mapping
 
 import numpy as np
 
 from .. import _validate as v
 from ..serving import card as serving_card
+from ..units import HOURS
+from ..serving import latency
 
 # A month's bill is summed on the device in int32 cents; this bounds it.
 MAX_POOL_CENTS = 2**31 - 1
@@ -34,12 +39,95 @@ class CardClass:
         return int(round(self.price * 100))
 
     @classmethod
-    def from_serving(cls, model: str, gpu: str, price: float, **kw) -> "CardClass":
-        """A class named ``model@gpu`` whose rated rate is what ``mc.serving`` says
-        one ``gpu`` serves of ``model`` (aggregate tok/s); ``price`` is $ per
-        card-month and ``kw`` go to ``mc.serving.card``."""
+    def from_serving(cls, model: str, gpu: str, price: float, *, batch: int, name: str | None = None,
+                     **kw) -> "CardClass":
+        """A class (named ``model@gpu`` unless ``name``) whose rated rate is what
+        ``mc.serving`` says one ``gpu`` serves of ``model`` at ``batch`` concurrent
+        requests (aggregate tok/s); ``price`` is $ per card-month and ``kw`` go to
+        ``mc.serving.card``. A batch beyond the card's seats is refused, saying how
+        many there are."""
         price = v.positive("price", price)
-        return cls(name=f"{model}@{gpu}", rated=serving_card(model, gpu, **kw).aggregate_tok_s, price=price)
+        name = name or f"{model}@{gpu}"
+        c = serving_card(model, gpu, batch=batch, **kw)
+        if c.seats is not None and c.batch_requested > c.seats:
+            v.fail(f"pool.{name}.batch", c.batch_requested, f"does not fit: {c.gpu} seats {c.seats} requests of "
+                   f"{c.context:,} tokens of context for {c.model}; use batch <= {c.seats} or a shorter context")
+        return cls(name=name, rated=c.aggregate_tok_s, price=price)
+
+
+# Hardware pool entries: a catalogue GPU serving a catalogue model (SPEC §5), and
+# how each entry field maps onto ``mc.serving.card``.
+HARDWARE = {"batch": "batch", "context": "context", "prompt": "prompt", "weight_bytes": "weight_bytes_per_param",
+            "kv_bytes": "kv_bytes_per_element", "mem_util": "mem_util", "prefill_util": "prefill_util"}
+PRICES = ("price", "price_month", "price_hour")
+
+
+def entry_price(entry: dict, where: str) -> float:
+    """$ per card-month from exactly one of ``price_month`` (or its older name
+    ``price``) and ``price_hour`` (× 730 h), popped from ``entry``."""
+    given = [k for k in PRICES if k in entry]
+    if len(given) != 1:
+        v.fail(where, {k: entry[k] for k in given} or None, "needs exactly one price: price_month ($ per "
+               "card-month) or price_hour ($ per card-hour, 730 hours a month)")
+    key = given[0]
+    x = v.positive(f"{where}.{key}", entry.pop(key))
+    return x * HOURS if key == "price_hour" else x
+
+
+def hardware_card(entry: Mapping[str, Any]) -> CardClass:
+    """A pool entry's card from a catalogue ``gpu`` and ``model`` at a ``batch``:
+    ``{gpu, model, batch, [context, prompt, weight_bytes, kv_bytes, mem_util,
+    prefill_util], price_month | price_hour, [name]}``; rated at the aggregate
+    tok/s of SPEC §5 at that batch."""
+    entry = dict(entry)
+    known = {"gpu", "model", "name", *HARDWARE, *PRICES}
+    for key in entry:
+        if key not in known:
+            v.fail(f"pool.{key}", entry[key], "is not a field of a hardware card; known: " + ", ".join(sorted(known)))
+    for key in ("gpu", "model", "batch"):
+        if key not in entry:
+            v.fail("pool", entry, f"a hardware card needs {key} (gpu, model and batch, e.g. batch = 64)")
+    name = entry.pop("name", f"{entry['model']}@{entry['gpu']}")
+    price = entry_price(entry, f"pool.{name}")
+    model, gpu = entry.pop("model"), entry.pop("gpu")
+    return CardClass.from_serving(model, gpu, price, name=name, **{HARDWARE[k]: x for k, x in entry.items()})
+
+
+# A pool entry rated by its SLO (SPEC §7): what the search takes besides the card's queue.
+SLO_SEARCH = {"slo_ttft": None, "percentile": 95.0, "share": 0.9, "replications": 100, "seed": 0, "rel_tol": 0.01}
+SLO_QUEUE = tuple(f.name for f in dataclasses.fields(latency.Serving))
+
+
+@lru_cache(maxsize=None)
+def _slo_tok_s(queue: latency.Serving, search: tuple) -> float:
+    return latency.slo_rate(queue, **dict(search)).tok_s
+
+
+def slo_card(entry: Mapping[str, Any]) -> CardClass:
+    """A card class whose rated rate is its SLO-rated tok/s (SPEC §7): the median
+    throughput at the highest arrival rate whose ``percentile`` TTFT is at most
+    ``slo_ttft`` in at least ``share`` of ``replications``.
+
+    ``entry``: ``rated_from = "slo"``, ``price`` ($ per card-month), ``model``,
+    ``gpu``, ``slo_ttft`` (s), optionally ``name`` (default ``model@gpu``),
+    ``percentile``, ``share``, ``replications``, ``seed``, ``rel_tol`` and any field of
+    ``mc.serving.latency.Serving`` (batcher, max_batch, prompt_mean, ...).
+    The same entry is searched once per process.
+    """
+    entry = dict(entry)
+    v.choice("rated_from", entry.pop("rated_from", None), ["slo"])
+    known = {"name", "price", *SLO_SEARCH, *SLO_QUEUE}
+    for key in entry:
+        if key not in known:
+            v.fail(f"pool.{key}", entry[key], "is not a field of an SLO-rated card; known: " + ", ".join(sorted(known)))
+    for key in ("price", "model", "gpu", "slo_ttft"):
+        if key not in entry:
+            v.fail("pool", entry, f"an SLO-rated card needs {key}")
+    price = v.positive("price", entry.pop("price"))
+    name = entry.pop("name", f"{entry['model']}@{entry['gpu']}")
+    search = {k: entry.pop(k, d) for k, d in SLO_SEARCH.items()}
+    queue = latency.Serving(**entry)
+    return CardClass(name=name, rated=_slo_tok_s(queue, tuple(sorted(search.items()))), price=price)
 
 
 FLAGSHIP = CardClass("flagship", 7000.0, 2600.0)

@@ -22,7 +22,7 @@ from .demand import Demand
 from .dips import Dips
 from .eviction import Eviction
 from .lottery import Lottery
-from .pool import CLASSES, MAX_POOL_CENTS, CardClass, Pool, card_class
+from .pool import CLASSES, MAX_POOL_CENTS, PRICES, CardClass, Pool, card_class, entry_price, hardware_card, slo_card
 from .rounds import Autoscaler
 from .runset import check_mode
 from .window import Window
@@ -145,7 +145,9 @@ _GROUP = re.compile(r"^\s*(\d+)\s*[x×*]\s*([A-Za-z0-9_.@-]+)\s*$")
 
 def pool_from_data(data: Any) -> Pool:
     """A pool from ``"32 x flagship"``, ``"24 x bargain + 8 x flagship"``, or a list of
-    tables ``{card = "flagship", count = 32}`` / ``{name, rated, price, count}``."""
+    tables ``{card = "flagship", count = 32}`` / ``{name, rated, price, count}`` /
+    ``{rated_from = "slo", model, gpu, slo_ttft, price, count, ...}`` (rated at its
+    SLO tok/s, ``mc.fleet.pool.slo_card``)."""
     if isinstance(data, Pool):
         return data
     if isinstance(data, str):
@@ -163,19 +165,25 @@ def pool_from_data(data: Any) -> Pool:
                 v.fail("pool", item, "each entry must be a table with a count and a card (or name, rated, price)")
             item = dict(item)
             n = item.pop("count")
-            if "card" in item:
+            if "rated_from" in item:
+                card = slo_card(item)
+            elif "gpu" in item:
+                card = hardware_card(item)
+            elif "card" in item:
                 card = card_class(item.pop("card"))
-                unknown = sorted(set(item) - {"name", "rated", "price"})
+                unknown = sorted(set(item) - {"name", "rated", *PRICES})
                 if unknown:
                     v.fail(f"pool.{card.name}.{unknown[0]}", item[unknown[0]],
-                           "is not a pool entry field; known: card, count, name, rated, price")
-                if item:
-                    card = CardClass(**{"name": card.name, "rated": card.rated, "price": card.price, **item})
+                           "is not a pool entry field; known: card, count, name, rated, price_month, price_hour")
+                price = entry_price(item, f"pool.{card.name}") if any(k in item for k in PRICES) else card.price
+                card = CardClass(**{"name": card.name, "rated": card.rated, **item, "price": price})
             else:
-                try:
-                    card = CardClass(**item)
-                except TypeError:
-                    v.fail("pool", item, "a custom card needs exactly name, rated, price")
+                unknown = sorted(set(item) - {"name", "rated", *PRICES})
+                if unknown or "name" not in item or "rated" not in item:
+                    v.fail("pool", item, "a custom card needs name, rated and price_month or price_hour "
+                           "(or card = a built-in class, or gpu, model and batch)")
+                name = item["name"]
+                card = CardClass(name=name, rated=item["rated"], price=entry_price(item, f"pool.{name}"))
             groups.append((card, n))
         return Pool(tuple(groups))
     v.fail("pool", data, "must be a string like '32 x flagship' or a list of tables")
@@ -184,4 +192,4 @@ def pool_from_data(data: Any) -> Pool:
 def pool_to_data(pool: Pool) -> Any:
     if all(CLASSES.get(c.name) == c for c in pool.classes):
         return " + ".join(f"{n} x {c.name}" for c, n in pool.groups)
-    return [{"name": c.name, "rated": c.rated, "price": c.price, "count": n} for c, n in pool.groups]
+    return [{"name": c.name, "rated": c.rated, "price_month": c.price, "count": n} for c, n in pool.groups]

@@ -1,6 +1,8 @@
-"""Serving (SPEC §5): what one card does for one model, from its catalogue entry."""
+"""Serving (SPEC §5, §7): what one card does for one model, from its catalogue entry,
+and its latency under a batcher."""
 
 from . import catalogue as catalogue
+from . import latency as latency
 from .arithmetic import MEM_UTIL as MEM_UTIL
 from .arithmetic import PREFILL_UTIL as PREFILL_UTIL
 from .arithmetic import Card as Card
@@ -11,6 +13,12 @@ from .arithmetic import seats as seats
 from .arithmetic import step_seconds as step_seconds
 from .arithmetic import tokens_per_dollar as tokens_per_dollar
 from .arithmetic import weight_bytes as weight_bytes
+from .latency import LatencyResult as LatencyResult
+from .latency import Serving as Serving
+from .latency import SLORating as SLORating
+from .latency import simulate as simulate_latency
+from .latency import slo_rate as slo_rate
 
-__all__ = ["catalogue", "MEM_UTIL", "PREFILL_UTIL", "Card", "card", "kv_bytes_per_token", "prefill_seconds",
-           "seats", "step_seconds", "tokens_per_dollar", "weight_bytes"]
+__all__ = ["catalogue", "latency", "MEM_UTIL", "PREFILL_UTIL", "Card", "card", "kv_bytes_per_token", "prefill_seconds",
+           "seats", "step_seconds", "tokens_per_dollar", "weight_bytes", "LatencyResult", "Serving", "SLORating",
+           "simulate_latency", "slo_rate"]

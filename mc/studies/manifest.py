@@ -72,17 +72,12 @@ def git_commit() -> dict | None:
     return {"commit": head, "dirty": bool(dirty)}
 
 
-def build(config: dict, *, seed: int, n: int, seeding: str = CRN, **extra) -> dict:
-    """A manifest for a result made from ``config`` (plain data) with ``seed`` and
-    ``n`` months per point; ``extra`` fields (points, wall time, ...) go in as given."""
+def provenance(**extra) -> dict:
+    """What ran, for every output: ``extra`` fields (seed, n, wall time, ...) as
+    given, then the versions, backend, devices, git commit and the time."""
     import jax
 
     return {
-        "config": plain(config),
-        "config_hash": config_hash(config),
-        "seed": seed,
-        "n": n,
-        "seeding": seeding,
         **plain(extra),
         "versions": versions(),
         "backend": jax.default_backend(),
@@ -92,11 +87,38 @@ def build(config: dict, *, seed: int, n: int, seeding: str = CRN, **extra) -> di
     }
 
 
+def build(config: dict, *, seed: int, n: int, seeding: str = CRN, **extra) -> dict:
+    """A manifest for a result made from ``config`` (plain data) with ``seed`` and
+    ``n`` months per point; ``extra`` fields (points, wall time, ...) go in as given."""
+    return {"config": plain(config), "config_hash": config_hash(config),
+            **provenance(seed=seed, n=n, seeding=seeding, **extra)}
+
+
+def to_json(manifest: dict) -> str:
+    return json.dumps(manifest, indent=2, default=_json_default) + "\n"
+
+
 def write(folder: str | Path, manifest: dict) -> Path:
     """``folder/manifest.json``, written atomically."""
     path = Path(folder) / "manifest.json"
-    write_text(path, json.dumps(manifest, indent=2, default=_json_default) + "\n")
+    write_text(path, to_json(manifest))
     return path
 
 
-__all__ = ["CRN", "plain", "config_hash", "versions", "git_commit", "build", "write"]
+def beside(path: str | Path) -> Path:
+    """The manifest of one output file: ``months.parquet`` -> ``months.manifest.json``."""
+    path = Path(path)
+    return path.with_name(path.stem + ".manifest.json")
+
+
+def write_beside(path: str | Path, manifest: dict) -> Path:
+    """The manifest of one output file, written atomically beside it (``beside``)."""
+    out = beside(path)
+    write_text(out, to_json(manifest))
+    return out
+
+
+SEEDED = "month i uses fold_in(key(seed), i)"
+
+__all__ = ["CRN", "SEEDED", "plain", "config_hash", "versions", "git_commit", "provenance", "build", "to_json",
+           "write", "beside", "write_beside"]

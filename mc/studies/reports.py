@@ -46,6 +46,8 @@ def preset_row(name: str, result) -> dict:
         "n_wrong_p95": st["n_wrong"]["p95"], "shortfall_p50": st["shortfall"]["p50"],
         "pass_capacity": passes["capacity"]["rate"], "pass_convergence": passes["convergence"]["rate"],
         "pass_eviction": passes["eviction"]["rate"],
+        # 95% Wilson intervals of the pass rates
+        **{f"pass_{c}_{end}": passes[c][end] for c in ("capacity", "convergence", "eviction") for end in ("lo", "hi")},
     }
 
 
@@ -59,6 +61,29 @@ def presets_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 STATS = ("mean", "std", "p5", "p50", "p95")
+# Each output's unit and how its cells print; tokens are shown in millions.
+UNITS = {
+    "bill": "$", "warm_bill": "$", "churn_bill": "$", "ideal_bill": "$", "idle_burn": "$",
+    "convergence": "ratio", "wrong_share": "share", "shortfall": "share",
+    "n_run": "cards", "n_evicted": "cards", "n_wrong": "cards",
+    # SPEC §6
+    "n_replaced": "cards", "mean_run": "cards", "quality_end": "q", "lemons_end": "cards",
+    "lemons_evicted": "cards", "first_eviction_hour": "h",
+    "demand_tokens": "M tokens", "delivered_tokens": "M tokens", "capacity_tokens": "M tokens",
+}
+SCALE = {"demand_tokens": 1e-6, "delivered_tokens": 1e-6, "capacity_tokens": 1e-6}
+
+
+def cell(x: float, unit: str) -> str:
+    """A number as a person reads it: dollars to the cent with thousands
+    separators, ratios to four places, never scientific notation."""
+    if unit == "$":
+        return f"{x:,.2f}"
+    if unit in ("ratio", "share"):
+        return f"{x:.4f}"
+    if abs(x) >= 100 or x == int(x):
+        return f"{x:,.0f}" if x == int(x) or abs(x) >= 1e4 else f"{x:,.1f}"
+    return f"{x:,.3f}" if abs(x) >= 0.001 or x == 0 else f"{x:.3g}"
 
 
 def format_summary(name: str, result) -> str:
@@ -67,18 +92,27 @@ def format_summary(name: str, result) -> str:
     lines = [f"{name}: {s['n']:,} fleet-months, seed {result.seed}{partial}", ""]
     if not s["n"]:
         return lines[0]
-    lines.append(f"{'output':<18}" + "".join(f"{k:>16}" for k in STATS))
+    rows = []
     for col, st in s["stats"].items():
-        lines.append(f"{col:<18}" + "".join(f"{st[k]:>16,.4g}" for k in STATS))
-    lines.append("")
+        unit, k = UNITS.get(col, ""), SCALE.get(col, 1.0)
+        rows.append([col, unit] + [cell(st[q] * k, unit) for q in STATS])
+    head = ["output", "unit", *STATS]
+    widths = [max(len(r[j]) for r in rows + [head]) for j in range(len(head))]
+    fmt = lambda r: "  ".join(x.ljust(w) if j < 2 else x.rjust(w) for j, (x, w) in enumerate(zip(r, widths)))
+    lines += [fmt(head)] + [fmt(r) for r in rows] + [""]
+    checks = result.scenario.checks
+    rule = {"capacity": f"shortfall <= {checks.max_shortfall:g}",
+            "convergence": f"convergence >= {checks.min_convergence:g}",
+            "eviction": f"wrong evictions <= {checks.max_wrong}"}
     for check, pr in s["pass"].items():
-        lines.append(f"pass {check:<12} {pr['rate']:7.2%}   95% CI [{pr['lo']:.2%}, {pr['hi']:.2%}]")
+        lines.append(f"pass {check:<12} {pr['rate']:7.2%}   95% CI [{pr['lo']:.2%}, {pr['hi']:.2%}]"
+                     + (f"   ({rule[check]})" if check in rule else ""))
     lines.append("")
     m = s["modes"]
     lines.append(f"modal bill ${m['bill']['value']:,.2f} in {m['bill']['share']:.1%} of months; "
                  f"modal run set {m['n_run']['value']} cards ({m['n_run']['share']:.1%}); "
                  f"modal evictions {m['n_evicted']['value']} ({m['n_evicted']['share']:.1%})")
-    err = {c: e for c, e in s.get("quantile_error", {}).items() if e}
+    err = {c: e * SCALE.get(c, 1.0) for c, e in s.get("quantile_error", {}).items() if e}
     if err:
         lines.append("")
         lines.append("binned quantiles (p5/p50/p95) are within: "

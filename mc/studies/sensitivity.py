@@ -223,8 +223,7 @@ def fleet_evaluator(base: Scenario, names: list[str], months: int, *, seed: int 
                 v.fail("ranges", dict(zip(names, row.tolist())), f"give a point the scenario refuses ({err})")
         s1 = np.zeros((len(scenarios), len(FIGURES)))
         s2 = np.zeros_like(s1)
-        with progress_bar(len(scenarios), progress) as bar:
-            bar.unit = " points"
+        with progress_bar(len(scenarios), progress, "points") as bar:
             for start in range(0, len(scenarios), BLOCK):
                 part = scenarios[start:start + BLOCK]
                 block = _stack(part + [part[-1]] * (BLOCK - len(part)))  # one shape for every block

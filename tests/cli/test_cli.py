@@ -11,7 +11,9 @@ from mc.cli import main
 
 PRESET_KEYS = ["name", "n", "bill_mode", "bill_mode_share", "n_run_mode", "n_evicted_mode",
                "convergence_p50", "delivered_rate_p50", "idle_burn_p50", "n_wrong_mean", "n_wrong_p5",
-               "n_wrong_p95", "shortfall_p50", "pass_capacity", "pass_convergence", "pass_eviction"]
+               "n_wrong_p95", "shortfall_p50", "pass_capacity", "pass_convergence", "pass_eviction",
+               "pass_capacity_lo", "pass_capacity_hi", "pass_convergence_lo", "pass_convergence_hi",
+               "pass_eviction_lo", "pass_eviction_hi"]  # the original keys, then the Wilson intervals
 
 
 # Same N and seed as test_presets, so the compiled steps are shared.
@@ -44,7 +46,7 @@ def test_run_writes_parquet(tmp_path, capsys):
     df = pd.read_parquet(out)
     assert len(df) == 200 and df.bill.iloc[0] == 69_940.0
     assert "modal bill $69,940.00" in capsys.readouterr().out
-    assert [p.name for p in out.parent.iterdir()] == ["months.parquet"]  # no temporary left
+    assert sorted(p.name for p in out.parent.iterdir()) == ["months.manifest.json", "months.parquet"]  # no temporary
 
 
 def test_run_toml(tmp_path, capsys):
@@ -79,3 +81,40 @@ def test_no_traceback_from_console():
 def test_help_lists_commands():
     proc = subprocess.run([sys.executable, "-m", "mc.cli", "--help"], capture_output=True, text=True)
     assert proc.returncode == 0 and "presets" in proc.stdout and "run" in proc.stdout
+
+
+def test_run_prints_units_thresholds_and_no_scientific_notation(capsys):
+    assert main(["run", "noise-evictor-day", "--n", "500", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "e+" not in out.split("binned quantiles")[0] and "e-0" not in out.split("binned quantiles")[0]
+    assert "unit" in out and "M tokens" in out and "$" in out
+    assert "(shortfall <= 0.01)" in out and "(convergence >= 0.9)" in out and "(wrong evictions <= 0)" in out
+
+
+def test_run_out_carries_a_month_index_and_its_provenance(tmp_path, capsys):
+    import json
+
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "m.parquet"
+    assert main(["run", "golden-idler", "--n", "40", "--seed", "3", "--out", str(out), "--quiet"]) == 0
+    table = pq.read_table(out)
+    assert table.column_names[0] == "month" and table.column("month").to_pylist() == list(range(40))
+    meta = json.loads(table.schema.metadata[b"mc"])
+    beside = json.loads((tmp_path / "m.manifest.json").read_text())
+    assert meta == beside and meta["seed"] == 3 and meta["n"] == 40 and meta["config"]["scenario"] == "golden-idler"
+    assert {"versions", "backend", "devices", "git", "created"} <= set(meta)
+    capsys.readouterr()
+    assert main(["run", "golden-idler", "--n", "40", "--json"]) == 0
+    prov = json.loads(capsys.readouterr().out)["provenance"]
+    assert prov["n"] == 40 and prov["scenario"]["pool"] == "32 x flagship" and prov["versions"]["mc"]
+
+
+def test_presets_json_carries_wilson_intervals(capsys):
+    import json
+
+    assert main(["presets", "--n", "200", "--json", "--quiet"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    for row in rows:
+        for c in ("capacity", "convergence", "eviction"):
+            assert row[f"pass_{c}_lo"] <= row[f"pass_{c}"] <= row[f"pass_{c}_hi"]

@@ -32,3 +32,16 @@ def test_pass_count_and_of_columns():
     s = of_columns(cols, modes=("bill",))
     assert s["n"] == 4 and s["stats"]["bill"] == describe(cols["bill"])
     assert s["pass"]["x"]["rate"] == 0.75 and s["modes"]["bill"] == {"value": 2.0, "share": 0.5}
+
+
+def test_quantiles_among_exact_zeros_are_zero():
+    import mc
+
+    sc = mc.presets.get("noise-evictor-day")  # most months evict no healthy card: wrong_share is 0
+    streamed = mc.simulate(sc, 2000).summary
+    exact = mc.simulate(sc, 2000, keep_samples=True).summary
+    for col in ("wrong_share", "idle_burn", "shortfall"):
+        for q in ("p5", "p50", "p95"):
+            if exact["stats"][col][q] == 0.0:
+                assert streamed["stats"][col][q] == 0.0, (col, q)
+    assert streamed["stats"]["wrong_share"]["p50"] == 0.0

@@ -140,7 +140,7 @@ def test_bad_input(kw, message):
 
 def test_card_class_bad_price():
     with pytest.raises(ParamError, match="price=0"):
-        __import__("mc").CardClass.from_serving("8b", "h100", 0)
+        __import__("mc").CardClass.from_serving("8b", "h100", 0, batch=1)
 
 
 def test_cli_worked_example(capsys):
