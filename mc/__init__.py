@@ -5,7 +5,7 @@ them, month ``i`` on key ``fold_in(key(seed), i)``, and summarises the
 distribution.
 
 Packages, lowest layer first: ``kernels`` (exact numerics), ``engine`` (keys,
-chunks, devices, streamed summaries), ``serving`` (SPEC §5), ``fleet`` (§1–§3),
+chunks, devices, streamed summaries), ``serving`` (SPEC §5), ``fleet`` (§1–§3, §6),
 ``buy`` (§4), ``files`` (inputs), ``studies`` (sweeps, calibration, bench,
 reports), ``cli``.
 """
@@ -22,6 +22,7 @@ from ._version import __version__ as __version__
 from .buy import Procurement as Procurement
 from .buy import mix as mix
 from .fleet import BARGAIN as BARGAIN
+from .fleet import Autoscaler as Autoscaler
 from .fleet import FLAGSHIP as FLAGSHIP
 from .fleet import OUTPUTS as OUTPUTS
 from .fleet import CardClass as CardClass
@@ -51,7 +52,7 @@ procurement = buy
 procurement_presets = buy.presets
 
 __all__ = ["buy", "engine", "files", "fleet", "kernels", "serving", "studies", "ParamError", "__version__",
-           "Procurement", "mix", "BARGAIN", "FLAGSHIP", "OUTPUTS", "CardClass", "Checks", "Demand", "Dips",
+           "Procurement", "mix", "Autoscaler", "BARGAIN", "FLAGSHIP", "OUTPUTS", "CardClass", "Checks", "Demand", "Dips",
            "Eviction", "Lottery", "Pool", "Result", "Scenario", "Window", "draw", "fleet_month", "outcome",
            "presets", "simulate", "load_scenario", "Serving", "catalogue", "simulate_latency", "slo_rate", "numpy_month", "procurement",
            "procurement_presets"]

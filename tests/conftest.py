@@ -48,3 +48,21 @@ def _draws(seed, n, sc):
 def batch_draws(sc: mc.Scenario, n: int, seed: int = 0) -> fleet.Draws:
     """The draws of months 0..n-1, batched (leading axis n), as the engine makes them."""
     return _draws(seed, n, sc)
+
+
+@partial(jax.jit, static_argnums=(1,))
+def _autoscaler_draws_and_cards(seed, n, sc):
+    from mc.fleet import autoscaler
+
+    keys = engine.month_keys(seed, np.uint32(0), n)
+    draws = jax.vmap(autoscaler.draw, in_axes=(0, None))(keys, sc)
+    return draws, jax.vmap(lambda d: autoscaler.outcome(d, sc, cards=True))(draws)
+
+
+def autoscaler_draws(sc: mc.Scenario, n: int, seed: int = 0):
+    """The §6 draws of months 0..n-1 (as the engine makes them), as NumPy, one per
+    month, and the JAX outcomes with their per-round cards."""
+    draws, out = _autoscaler_draws_and_cards(seed, n, sc)
+    host = jax.tree_util.tree_map(np.asarray, draws)
+    per_month = [jax.tree_util.tree_map(lambda x: x[i], host) for i in range(n)]
+    return per_month, {k: np.asarray(v) for k, v in out.items()}

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from .. import _validate as v
 from ..studies import bench
-from ..studies.reports import format_bench
+from ..studies.reports import format_bench, format_bench_autoscaler
 from ._common import print_json
 
 
 def run(args) -> int:
     chunks = [v.count("chunk", c, lo=1, hi=2**24) for c in args.chunks]
     seconds = v.number("seconds", args.seconds, lo=0.0, lo_open=True, hi=3600)
+    if args.autoscaler:
+        r = bench.autoscaler(chunk=chunks[0], seconds=seconds, devices=args.devices)
+        print_json(r) if args.json else print(format_bench_autoscaler(r))
+        return 0
     r = bench.run(chunks=chunks, seconds=seconds, devices=args.devices,
                   numpy_batches=[v.count("numpy-batch", b, lo=1, hi=2**20) for b in args.numpy_batches])
     print_json(r) if args.json else print(format_bench(r))
@@ -28,5 +32,8 @@ def register(sub) -> None:
                    help="NumPy batch sizes (default 1024 4096)")
     p.add_argument("--seconds", type=float, default=3.0, help="time per measurement (default 3)")
     p.add_argument("--devices", type=int, default=None, help="use the first N local devices (default: all)")
+    p.add_argument("--autoscaler", action="store_true",
+                   help="time SPEC §6's month (lemon-hunter: daily rounds) against the same scenario as one "
+                   "decision, at the first chunk size")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     p.set_defaults(func=run)

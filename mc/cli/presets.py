@@ -1,4 +1,4 @@
-"""``mc presets``: the six seed stories side by side."""
+"""``mc presets``: the stories of SPEC §3 and §6 side by side."""
 
 from __future__ import annotations
 
@@ -21,8 +21,9 @@ def run(args) -> int:
 
 
 def register(sub) -> None:
-    p = sub.add_parser("presets", help="the six seed stories side by side",
-                       description="Simulate the six SPEC §3 presets and print them side by side.")
+    p = sub.add_parser("presets", help="the presets side by side",
+                       description="Simulate every preset (the six SPEC §3 seed stories, then the SPEC §6 "
+                       "autoscaler stories) and print them side by side.")
     add_sampling(p, n=100_000)
     p.add_argument("--json", action="store_true", help="print a JSON list, one object per preset")
     p.set_defaults(func=run)

@@ -1,10 +1,14 @@
-"""The fleet month (SPEC §1–§3): a rented pool's month, billed and judged.
+"""The fleet month (SPEC §1–§3, §6): a rented pool's month, billed and judged.
 
 Data flows one way: ``lottery → dips → window → eviction → runset → demand →
 accounting → checks``, composed by ``month.fleet_month(key, scenario)`` and run
-by the engine (``simulation.simulate``). ``presets`` holds the seed stories.
+by the engine (``simulation.simulate``). A scenario with an ``autoscaler``
+section (``rounds.Autoscaler``) is SPEC §6's month instead,
+``autoscaler.autoscaler_month``: the same functions round after round.
+``presets`` holds the seed stories and the autoscaler's.
 """
 
+from . import autoscaler as autoscaler
 from . import presets as presets
 from .checks import Checks as Checks
 from .demand import Demand as Demand
@@ -21,12 +25,14 @@ from .pool import BARGAIN as BARGAIN
 from .pool import FLAGSHIP as FLAGSHIP
 from .pool import CardClass as CardClass
 from .pool import Pool as Pool
+from .rounds import Autoscaler as Autoscaler
 from .scenario import Scenario as Scenario
 from .scenario import field_names as field_names
 from .simulation import Result as Result
+from .simulation import model as model
 from .simulation import simulate as simulate
 from .window import Window as Window
 
-__all__ = ["presets", "Checks", "Demand", "Dips", "Eviction", "Lottery", "OUTPUTS", "Draws", "draw",
-           "fleet_month", "outcome", "schema", "BARGAIN", "FLAGSHIP", "CardClass", "Pool", "Scenario",
-           "field_names", "Result", "simulate", "Window"]
+__all__ = ["autoscaler", "presets", "Checks", "Demand", "Dips", "Eviction", "Lottery", "OUTPUTS", "Draws", "draw",
+           "fleet_month", "outcome", "schema", "BARGAIN", "FLAGSHIP", "CardClass", "Pool", "Autoscaler",
+           "Scenario", "field_names", "Result", "model", "simulate", "Window"]

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..kernels import best_first, month_sums, tree_sum
+from ..kernels import best_first, month_sums, round_sums, tree_sum
 from ..units import HOURS, SECONDS
 from .dips import CardDips
 from .pool import Pool
@@ -38,6 +38,32 @@ def month_tokens(true_rate: jax.Array, run: jax.Array, dips: CardDips, demand: j
     count = jnp.full(rate.shape, slots, jnp.int32) if dips.count is None else dips.count
     t = month_sums(dips.begin, dips.end, dips.depth * rate[:, None], jnp.where(run, count, 0),
                    tree_sum(rate), demand) * (SECONDS / HOURS)
+    return Tokens(t[0], t[1], t[2], t[3])
+
+
+def round_tokens(true_rate: jax.Array, run: jax.Array, dips: CardDips, boot: jax.Array, boot_hours: jax.Array,
+                 starts: jax.Array, demand: jax.Array, period: int) -> Tokens:
+    """The month's token totals when the run set changes by round (SPEC §6).
+
+    Hour ``h`` has the run set of its round: capacity is the run cards' true
+    rates less their dips, and less each replacement's rate while it boots,
+    ``[t_k, t_k + boot_hours)``. A slot's dips count only in the rounds its card
+    runs (``mc.kernels.round_sums``).
+
+    Arguments:
+        true_rate: (rounds, slots) float32 tok/s of each slot's card in each round.
+        run: (rounds, slots) bool. dips: (slots, dips) with weights in ``depth``
+            (tok/s: each dip's owner's rate times its depth), cut to its owner's life.
+        boot: (rounds,) float32 tok/s, the true rates of the run set's booting
+            replacements. boot_hours: () h. starts: (rounds,) float32 h, ``t_k``.
+        demand: (730,) float32 tok/s. period: hours per round (static).
+    """
+    rounds, slots = run.shape
+    rate = jax.vmap(tree_sum)(jnp.where(run, true_rate, 0.0))
+    live = jnp.concatenate([run, jnp.ones((rounds, 1), bool)], axis=1)  # the boots: one row, always live
+    groups = ((dips.begin, dips.end, dips.depth, jnp.arange(slots, dtype=jnp.int32)[:, None]),
+              (starts, starts + boot_hours, boot, jnp.int32(slots)))
+    t = round_sums(groups, live, rate, demand, period) * (SECONDS / HOURS)
     return Tokens(t[0], t[1], t[2], t[3])
 
 
@@ -91,20 +117,38 @@ def ideal_cents(true_rate: jax.Array, peak: jax.Array, pool: Pool) -> jax.Array:
     Covers are compensated ``(hi, lo)`` sums (``best_first``), so a cover within
     an ulp of the peak is decided as exact arithmetic decides it.
     """
-    last, combos, cents = ideal_plan(pool)
-    covers = [best_first(true_rate[s]) for s in pool.slices]  # per class: (n+1,) hi and lo
+    return ideal_cost(ideal_covers(true_rate, pool), peak, pool)
+
+
+def ideal_covers(true_rate: jax.Array, pool: Pool) -> list[tuple[jax.Array, jax.Array]]:
+    """Per class, its best-first cover ``(hi, lo)`` ((n+1,) float32 each, tok/s)."""
+    return [best_first(true_rate[s]) for s in pool.slices]
+
+
+def ideal_cost(covers: list[tuple[jax.Array, jax.Array]], peak: jax.Array, pool: Pool,
+               cents: jax.Array | None = None) -> jax.Array:
+    """() int32 cents: ``ideal_cents`` from the classes' covers (``ideal_covers``),
+    with each class's card at ``cents`` ((classes,) int32; default its monthly
+    price: SPEC §6 prorates it by a round's hours)."""
+    last, combos, price = ideal_plan(pool)
+    dtype = covers[0][0].dtype
     others = [c for c in range(len(covers)) if c != last]
     if others:
         rest_hi = sum(covers[c][0][combos[:, c]] for c in others)
         rest_lo = sum(covers[c][1][combos[:, c]] for c in others)
     else:
-        rest_hi = rest_lo = jnp.zeros(1, true_rate.dtype)
+        rest_hi = rest_lo = jnp.zeros(1, dtype)
     hi, lo = covers[last]
     short = ((hi[None, :] - peak) + rest_hi[:, None]) + (lo[None, :] + rest_lo[:, None]) < 0
     k_last = jnp.sum(short, axis=-1, dtype=jnp.int32)
     feasible = k_last <= pool.counts[last]
-    cost = jnp.asarray(combos @ cents) + k_last * cents[last]
-    whole = int(np.dot(pool.counts, cents))
+    if cents is None:  # host constants
+        rest, each, whole = jnp.asarray(combos @ price), int(price[last]), int(np.dot(pool.counts, price))
+    else:
+        rest = jnp.sum(jnp.asarray(combos) * cents[None, :], axis=-1, dtype=jnp.int32)
+        each = cents[last]
+        whole = jnp.sum(jnp.asarray(pool.counts, jnp.int32) * cents, dtype=jnp.int32)
+    cost = rest + k_last * each
     return jnp.min(jnp.where(feasible, cost, whole))
 
 

@@ -7,6 +7,7 @@ import jax.numpy as jnp
 
 from .. import _validate as v
 from .._pytree import pytree_dataclass
+from ..kernels import masked_median
 from ..kernels import median as _median
 from .pool import Pool
 
@@ -26,10 +27,14 @@ class Checks:
         object.__setattr__(self, "max_wrong", v.count("checks.max_wrong", self.max_wrong, lo=0))
 
 
-def wrong(true_rate: jax.Array, evicted: jax.Array, pool: Pool) -> jax.Array:
-    """(pool,) bool: evicted cards at or above their class's median true rate."""
-    median = jnp.concatenate([jnp.broadcast_to(_median(true_rate[s]), (s.stop - s.start,))
-                              for s in pool.slices])
+def wrong(true_rate: jax.Array, evicted: jax.Array, pool: Pool, present: jax.Array | None = None) -> jax.Array:
+    """(pool,) bool: evicted cards at or above their class's median true rate,
+    the median taken over the cards ``present`` (every card when None; SPEC §6:
+    the cards in slots at the round, before its evictions)."""
+    def med(s):
+        return _median(true_rate[s]) if present is None else masked_median(true_rate[s], present[s])
+
+    median = jnp.concatenate([jnp.broadcast_to(med(s), (s.stop - s.start,)) for s in pool.slices])
     return evicted & (true_rate >= median)
 
 

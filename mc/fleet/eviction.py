@@ -9,7 +9,7 @@ import jax.numpy as jnp
 
 from .. import _validate as v
 from .._pytree import pytree_dataclass
-from ..kernels import median, rank
+from ..kernels import masked_median, median, rank
 
 POLICIES = ("share", "threshold")
 
@@ -53,3 +53,19 @@ def evict(rel: jax.Array, limit: jax.Array, p: Eviction) -> jax.Array:
     # Cards below the threshold are a prefix of the ascending order, so the
     # cap keeps the lowest of them.
     return lowest & (rel < p.theta * median(rel))
+
+
+def mark(rel: jax.Array, eligible: jax.Array, limit: jax.Array, p: Eviction) -> jax.Array:
+    """(pool,) bool: the cards the policy marks among the eligible ones (SPEC §6):
+    ``share`` the ``limit`` lowest relative scores, ``threshold`` those below
+    ``theta ×`` the eligible cards' median, at most ``limit`` (lowest first, ties
+    by index). With every card eligible it is ``evict``.
+
+    Arguments:
+        rel: (pool,) float32 relative score ``s / r``. eligible: (pool,) bool.
+        limit: () int32, ``Eviction.limit(P)`` with ``P`` every slot.
+    """
+    lowest = eligible & (rank(jnp.where(eligible, rel, jnp.inf)) < limit)
+    if p.policy == "share":
+        return lowest
+    return lowest & (rel < p.theta * masked_median(rel, eligible))

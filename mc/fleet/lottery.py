@@ -53,7 +53,13 @@ def draw(u: jax.Array) -> LotteryDraws:
     return LotteryDraws(normal(u[:, 0]), u[:, 1])
 
 
+def lemon(d: LotteryDraws, p: Lottery) -> jax.Array:
+    """(pool,) bool: the cards whose ticket is a lemon."""
+    return d.u_lemon < p.lemon_rate
+
+
 def quality(d: LotteryDraws, p: Lottery) -> jax.Array:
-    """(pool,) float32 quality ``q``; true rate is ``rated · q``."""
+    """(pool,) float32 quality ``q``; true rate is ``rated · q``. Any shape of
+    draws gives that shape of qualities (a month's replacement tickets: (rounds, pool))."""
     q = jnp.clip(p.mean + p.sd * d.z, p.lo, p.hi)
-    return jnp.where(d.u_lemon < p.lemon_rate, q * p.lemon_factor, q)
+    return jnp.where(lemon(d, p), q * p.lemon_factor, q)

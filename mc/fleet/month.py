@@ -87,25 +87,32 @@ def outcome(d: Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Arr
     tok = accounting.month_tokens(true_rate, run, card_dips, hourly_demand)
     warm = accounting.bill_cents(run, cents)
     churn = accounting.bill_cents(evicted, sc.churn_cents)
-    bill = warm + churn
     ideal = accounting.ideal_cents(true_rate, jnp.max(hourly_demand), pool)
-
-    n_evicted = jnp.sum(evicted, dtype=jnp.int32)
     n_wrong = jnp.sum(checks.wrong(true_rate, evicted, pool), dtype=jnp.int32)
+    out = report(warm, churn, ideal, jnp.sum(run, dtype=jnp.int32), jnp.sum(evicted, dtype=jnp.int32),
+                 n_wrong, tok, sc)
+    if cards:
+        out.update(true_rate=true_rate, score=score, evicted=evicted, run=run)
+    return out
+
+
+def report(warm: jax.Array, churn: jax.Array, ideal: jax.Array, n_run: jax.Array, n_evicted: jax.Array,
+           n_wrong: jax.Array, tok: accounting.Tokens, sc: Scenario) -> dict[str, jax.Array]:
+    """SPEC §2 outputs from a month's bills (() int32 cents), counts (() int32)
+    and token totals, with the three checks."""
+    bill = warm + churn
     convergence = accounting.ratio(ideal.astype(jnp.float32), bill.astype(jnp.float32), empty=1.0)
     shortfall = accounting.ratio(tok.unmet, tok.demand)
     out = {
         "bill": bill, "warm_bill": warm, "churn_bill": churn, "ideal_bill": ideal,
         "convergence": convergence,
-        "n_run": jnp.sum(run, dtype=jnp.int32), "n_evicted": n_evicted, "n_wrong": n_wrong,
+        "n_run": n_run, "n_evicted": n_evicted, "n_wrong": n_wrong,
         "wrong_share": accounting.ratio(n_wrong.astype(jnp.float32), n_evicted.astype(jnp.float32)),
         "demand_tokens": tok.demand, "delivered_tokens": tok.delivered,
         "capacity_tokens": tok.capacity, "shortfall": shortfall,
         "idle_burn": accounting.idle_burn(warm.astype(jnp.float32) / 100.0, tok),
     }
     out.update(checks.verdict(shortfall, convergence, n_wrong, sc.checks))
-    if cards:
-        out.update(true_rate=true_rate, score=score, evicted=evicted, run=run)
     return out
 
 

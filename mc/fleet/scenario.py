@@ -1,4 +1,5 @@
-"""A fleet-month scenario: every parameter of SPEC §1, validated on entry.
+"""A fleet-month scenario: every parameter of SPEC §1 (and §6's autoscaler),
+validated on entry.
 
 Scenarios convert to and from plain dicts (TOML tables), and ``replace`` takes
 dotted field names (``"eviction.share"``), which sweeps use.
@@ -21,18 +22,22 @@ from .demand import Demand
 from .dips import Dips
 from .eviction import Eviction
 from .lottery import Lottery
-from .pool import CLASSES, PRICES, CardClass, Pool, card_class, entry_price, hardware_card, slo_card
+from .pool import CLASSES, MAX_POOL_CENTS, PRICES, CardClass, Pool, card_class, entry_price, hardware_card, slo_card
+from .rounds import Autoscaler
 from .runset import check_mode
 from .window import Window
 
 SECTIONS = {"window": Window, "eviction": Eviction, "demand": Demand, "lottery": Lottery,
             "dips": Dips, "checks": Checks}
+# Sections present only when given: a scenario with ``[autoscaler]`` is a SPEC §6 month.
+OPTIONAL = {"autoscaler": Autoscaler}
 
 
 @pytree_dataclass(static=("pool", "runset"))
 class Scenario:
     """One fleet-month's parameters. ``pool`` and ``runset`` fix shapes and modes
-    (static); the rest are pytree leaves, so a sweep over them compiles once."""
+    (static); the rest are pytree leaves, so a sweep over them compiles once.
+    ``autoscaler`` (None: the §1 month) makes the month SPEC §6's."""
 
     pool: Pool
     window: Window = dataclasses.field(default_factory=Window)
@@ -42,6 +47,7 @@ class Scenario:
     lottery: Lottery = dataclasses.field(default_factory=Lottery)
     dips: Dips = dataclasses.field(default_factory=Dips)
     checks: Checks = dataclasses.field(default_factory=Checks)
+    autoscaler: Autoscaler | None = None
     # Derived on the host in float64, so counts and cents are exact:
     evict_limit: int = dataclasses.field(init=False, default=0)  # most cards evicted
     churn_cents: np.ndarray = dataclasses.field(init=False, default=None)  # (pool,) int32
@@ -53,31 +59,60 @@ class Scenario:
         for name, cls in SECTIONS.items():
             if not isinstance(getattr(self, name), cls):
                 v.fail(name, getattr(self, name), f"must be a {cls.__name__}")
+        for name, cls in OPTIONAL.items():
+            if getattr(self, name) is not None and not isinstance(getattr(self, name), cls):
+                v.fail(name, getattr(self, name), f"must be a {cls.__name__} or absent")
         limits.check_money(self.pool, self.eviction.churn)
         limits.check_floats(self.pool, self.lottery, self.window, self.demand)
         object.__setattr__(self, "evict_limit", self.eviction.limit(self.pool.size))
         object.__setattr__(self, "churn_cents", churn_cents(self.pool, self.eviction.churn))
+        if self.autoscaler is not None:
+            self._check_month_cents()
+
+    def _check_month_cents(self) -> None:
+        """A §6 month's bill (every round's prorated rent, and the policy's most
+        evictions in every round at the dearest fee) must fit int32 cents, and no
+        round's prorated rent may round to nothing."""
+        a = self.autoscaler
+        shortest = int(a.lengths().min())
+        for card in self.pool.classes:
+            if card.price_cents * shortest / 730 < 0.5:
+                v.fail("autoscaler.period", a.period, f"prorates {card.name}'s ${card.price:,.2f} a month to under "
+                       f"half a cent for a round of {shortest} h, which would bill $0")
+        rent = int(a.rent(self.pool.price_cents()).astype(np.int64).sum())
+        worst = rent + a.rounds * self.evict_limit * int(self.churn_cents.max())
+        if worst > MAX_POOL_CENTS:
+            v.fail("autoscaler.period", a.period, f"gives {a.rounds} rounds whose worst bill, "
+                   f"${worst / 100:,.0f}, is past ${MAX_POOL_CENTS / 100:,.0f} (bills are exact int32 cents); "
+                   "use fewer rounds, a smaller pool or a lower eviction share")
 
     # -- dict form -------------------------------------------------------
     def to_dict(self) -> dict:
         """Plain-data form (the TOML layout); ``from_dict`` inverts it."""
         out: dict[str, Any] = {"pool": pool_to_data(self.pool), "runset": self.runset}
         out.update({name: fields_dict(getattr(self, name)) for name in SECTIONS})
+        out.update({name: fields_dict(getattr(self, name)) for name in OPTIONAL if getattr(self, name) is not None})
         return out
 
     @classmethod
     def from_dict(cls, data: dict, base: "Scenario | None" = None) -> "Scenario":
         """Build from plain data; fields not given come from ``base`` (or defaults).
 
-        Unknown sections or fields are errors naming them.
+        Unknown sections or fields are errors naming them. An optional section
+        (``autoscaler``) is present when given (an empty table: its defaults) or in
+        ``base``; given as None it is removed.
         """
         data = dict(data)
         merged = base.to_dict() if base is not None else {}
         for key in data:
-            if key not in ("pool", "runset") and key not in SECTIONS:
-                v.fail(key, data[key], "is not a scenario field; known: pool, runset, " + ", ".join(SECTIONS))
+            if key not in ("pool", "runset") and key not in SECTIONS and key not in OPTIONAL:
+                v.fail(key, data[key], "is not a scenario field; known: pool, runset, "
+                       + ", ".join(list(SECTIONS) + list(OPTIONAL)))
         sections = {name: section(name, scls, data.get(name, {}), merged.get(name))
                     for name, scls in SECTIONS.items()}
+        for name, scls in OPTIONAL.items():
+            given = data.get(name, {} if name in merged else None)
+            sections[name] = None if given is None else section(name, scls, given, merged.get(name))
         if "pool" not in data and "pool" not in merged:
             v.fail("pool", None, "must be given, e.g. \"32 x flagship\"")
         pool = pool_from_data(data.get("pool", merged.get("pool")))
@@ -89,8 +124,8 @@ class Scenario:
         for key, val in {**(updates or {}), **kw}.items():
             head, _, tail = key.partition(".")
             if tail:
-                if head not in SECTIONS:
-                    v.fail(key, val, "is not a scenario field; sections: " + ", ".join(SECTIONS))
+                if head not in SECTIONS and head not in OPTIONAL:
+                    v.fail(key, val, "is not a scenario field; sections: " + ", ".join(list(SECTIONS) + list(OPTIONAL)))
                 nested.setdefault(head, {})[tail] = val
             else:
                 nested[head] = val
@@ -100,7 +135,7 @@ class Scenario:
 def field_names() -> list[str]:
     """Every dotted field name a sweep may vary."""
     names = ["pool", "runset"]
-    for name, scls in SECTIONS.items():
+    for name, scls in {**SECTIONS, **OPTIONAL}.items():
         names += [f"{name}.{f.name}" for f in dataclasses.fields(scls) if f.init]
     return names
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from .. import engine
-from .month import fleet_month, schema
+from . import autoscaler, month
 from .scenario import Scenario
 
 
@@ -30,6 +30,14 @@ class Result:
     samples: pd.DataFrame | None = field(default=None, repr=False)
 
 
+def model(scenario: Scenario):
+    """``(month function, column schema)`` of a scenario: SPEC §6's month when it
+    has an ``[autoscaler]`` section, else §1's."""
+    if scenario.autoscaler is not None:
+        return autoscaler.autoscaler_month, autoscaler.schema(scenario)
+    return month.fleet_month, month.schema(scenario)
+
+
 def simulate(scenario: Scenario, n: int, *, seed: int = 0, chunk: int | None = None,
              keep_samples: bool = False, devices: int | None = None,
              progress: bool | None = False, bins: int = engine.BINS) -> Result:
@@ -49,7 +57,8 @@ def simulate(scenario: Scenario, n: int, *, seed: int = 0, chunk: int | None = N
     """
     if not isinstance(scenario, Scenario):
         raise TypeError(f"scenario must be a Scenario, not {type(scenario).__name__}")
-    out = engine.summarise(fleet_month, scenario, n, schema(scenario), seed=seed, chunk=chunk,
+    month_fn, columns = model(scenario)
+    out = engine.summarise(month_fn, scenario, n, columns, seed=seed, chunk=chunk,
                            devices=devices, progress=progress, bins=bins, keep=keep_samples)
     samples = pd.DataFrame(out.columns) if out.columns is not None else None
     return Result(scenario, out.run.done, int(seed), out.summary, samples)

@@ -44,17 +44,39 @@ def draw(u: jax.Array) -> jax.Array:
     return normal(u)
 
 
+def sigma_of(sigma_hour: jax.Array, length: jax.Array) -> jax.Array:
+    """Relative error of a window of ``length`` hours: ``sigma_hour · sqrt(1 h / length)``."""
+    return sigma_hour * jnp.sqrt(1.0 / length)
+
+
 def sigma(p: Window) -> jax.Array:
     """Relative error of the window: ``sigma_hour · sqrt(1 h / W)``."""
-    return p.sigma_hour * jnp.sqrt(1.0 / p.hours)
+    return sigma_of(p.sigma_hour, p.hours)
+
+
+def mean_rate_over(true_rate: jax.Array, dips: CardDips, lo: jax.Array, hi: jax.Array,
+                   length: jax.Array) -> jax.Array:
+    """(pool,) float32 tok/s: each card's mean rate ``m`` over its window ``[lo, hi)``
+    of ``length`` hours (SPEC §1.4; §6 scores every round on a window of its own).
+
+    Arguments:
+        true_rate: (pool,) float32 tok/s. dips: (pool, dips) intervals.
+        lo, hi: hours, broadcasting against (pool, dips). length: hours, (pool,) or ().
+    """
+    lost = tree_sum(dips.depth * overlap(dips.begin, dips.end, lo, hi))
+    return true_rate * jnp.maximum(0.0, 1.0 - lost / length)
 
 
 def mean_rate(true_rate: jax.Array, dips: CardDips, p: Window) -> jax.Array:
     """(pool,) float32 tok/s: the window's mean rate ``m``."""
-    lost = tree_sum(dips.depth * overlap(dips.begin, dips.end, -p.hours, 0.0))
-    return true_rate * jnp.maximum(0.0, 1.0 - lost / p.hours)
+    return mean_rate_over(true_rate, dips, -p.hours, 0.0, p.hours)
+
+
+def noisy(m: jax.Array, eps: jax.Array, sig: jax.Array) -> jax.Array:
+    """(pool,) float32 tok/s: ``max(0, m·(1 + σ·ε))``."""
+    return jnp.maximum(0.0, m * (1.0 + sig * eps))
 
 
 def score(m: jax.Array, eps: jax.Array, p: Window) -> jax.Array:
     """(pool,) float32 tok/s: the score ``s = max(0, m·(1 + σ(W)·ε))``."""
-    return jnp.maximum(0.0, m * (1.0 + sigma(p) * eps))
+    return noisy(m, eps, sigma(p))

@@ -10,6 +10,7 @@ from .hours import TOKEN_BITS as TOKEN_BITS
 from .hours import month_sums as month_sums
 from .hours import overlap as overlap
 from .hours import per_hour as per_hour
+from .hours import round_sums as round_sums
 from .random import EXPONENTIAL_MAX as EXPONENTIAL_MAX
 from .random import NORMAL_MAX as NORMAL_MAX
 from .random import exponential as exponential
@@ -18,6 +19,7 @@ from .random import poisson_capped as poisson_capped
 from .random import poisson_cdf as poisson_cdf
 from .random import uniforms as uniforms
 from .ranks import PAIRWISE_MAX as PAIRWISE_MAX
+from .ranks import masked_median as masked_median
 from .ranks import median as median
 from .ranks import pairwise_rank as pairwise_rank
 from .ranks import rank as rank
@@ -29,8 +31,8 @@ from .sums import scan_sum as scan_sum
 from .sums import tree_sum as tree_sum
 from .sums import two_sum as two_sum
 
-__all__ = ["clock", "bits", "best_first", "greedy_prefix", "materialise", "TOKEN_BITS", "month_sums", "overlap",
-           "per_hour", "EXPONENTIAL_MAX", "NORMAL_MAX", "exponential", "normal", "poisson_capped", "poisson_cdf",
-           "uniforms", "PAIRWISE_MAX", "median",
+__all__ = ["clock", "bits", "best_first", "greedy_prefix", "materialise", "TOKEN_BITS", "month_sums",
+           "overlap", "per_hour", "round_sums", "EXPONENTIAL_MAX", "NORMAL_MAX", "exponential", "normal",
+           "poisson_capped", "poisson_cdf", "uniforms", "PAIRWISE_MAX", "masked_median", "median",
            "pairwise_rank", "rank", "select_rank", "sort_rank", "int_cumsum", "masked_sum", "scan_sum",
            "tree_sum", "two_sum"]

@@ -50,3 +50,20 @@ def median(x: jax.Array) -> jax.Array:
         return jnp.median(x)
     r = pairwise_rank(x)
     return (select_rank(x, r, (n - 1) // 2) + select_rank(x, r, n // 2)) * 0.5
+
+
+def masked_median(x: jax.Array, mask: jax.Array) -> jax.Array:
+    """() median of the elements of (n,) ``x`` where ``mask`` holds (the mean of
+    the two middle values when their count is even); 0 when none does. With
+    every element masked in, the same bits as ``median(x)``."""
+    n = x.shape[-1]
+    m = jnp.sum(mask, dtype=jnp.int32)
+    lo, hi = (m - 1) // 2, m // 2
+    if n > PAIRWISE_MAX:
+        s = jnp.sort(jnp.where(mask, x, jnp.inf))
+        a, b = s[jnp.clip(lo, 0, n - 1)], s[jnp.clip(hi, 0, n - 1)]
+    else:
+        r = pairwise_rank(jnp.where(mask, x, jnp.inf))
+        a = jnp.sum(jnp.where(r == lo, x, 0.0))
+        b = jnp.sum(jnp.where(r == hi, x, 0.0))
+    return jnp.where(m > 0, (a + b) * 0.5, jnp.zeros((), x.dtype))

@@ -6,6 +6,11 @@ capacity. The engine is timed as ``simulate`` streams: sharded chunks reduced to
 summaries on the devices, after one untimed chunk that compiles. NumPy runs
 ``mc.numpy_month`` on batches of months in the same process, so the ratio
 compares the two under the same load.
+
+``autoscaler`` times SPEC §6's month (``lemon-hunter``: daily rounds with
+replacement, lemons in the pool) against the same scenario as one §1 decision,
+both streamed by the engine in one run, and optionally a per-month reference
+(the plain NumPy one the tests hold it to) on the same months' draws.
 """
 
 from __future__ import annotations
@@ -17,15 +22,18 @@ import numpy as np
 
 from .. import _validate as v
 from .. import engine
-from ..fleet import fleet_month, presets, schema
+from ..fleet import autoscaler as autoscaler_month
+from ..fleet import model, presets
 from . import numpy_month
 
 STANDARD = "golden-idler-steady"
+AUTOSCALER = "lemon-hunter"
 
 
 def time_engine(sc, chunk: int, seconds: float, devices=None) -> dict:
-    """Fleet-months per second of the streaming engine at one chunk size."""
-    cols = schema(sc)
+    """Fleet-months per second of the streaming engine at one chunk size (the
+    scenario's own month: §1's, or §6's when it has an autoscaler)."""
+    fleet_month, cols = model(sc)
     red, aux = engine.plan(cols)
     kw = dict(reducer=red, seed=1, chunk=chunk, devices=devices)
     aux = engine.ranges_from(engine.first_chunk(fleet_month, sc, chunk, aux=aux, **kw), aux)
@@ -89,4 +97,40 @@ def run(chunks=(512, 1024, 4096, 16384), numpy_batches=(1024, 4096), seconds: fl
     best_jax = max(timed)
     best_np = max(r["months_per_s"] for r in out["numpy_month"])
     out["ratio"] = best_jax / best_np
+    return out
+
+
+def time_reference(month, sc, n: int, seed: int = 1) -> dict:
+    """Months per second of ``month(draws, sc)``, a per-month reference of SPEC
+    §6 consuming one month's draws as NumPy (``autoscaler.Draws``), over the
+    draws of months ``0..n-1`` (made before the clock starts)."""
+    n = v.count("n", n, lo=1, hi=1 << 20)
+    keys = engine.month_keys(seed, np.uint32(0), n)
+    draws = jax.tree_util.tree_map(np.asarray, jax.jit(jax.vmap(autoscaler_month.draw, in_axes=(0, None)))(keys, sc))
+    months = [jax.tree_util.tree_map(lambda x: x[i], draws) for i in range(n)]
+    t0 = time.perf_counter()
+    for d in months:
+        month(d, sc)
+    dt = time.perf_counter() - t0
+    return {"n": n, "seconds": dt, "months_per_s": n / dt}
+
+
+def autoscaler(chunk: int = 1024, seconds: float = 3.0, scenario: str = AUTOSCALER, devices=None,
+               reference=None, reference_months: int = 20) -> dict:
+    """SPEC §6's month against the same scenario as one §1 decision (no
+    ``[autoscaler]``), both through the streaming engine at one chunk size, in
+    this one run; with ``reference`` (``month(draws, sc)``) also that per-month
+    reference on ``reference_months`` months."""
+    sc = presets.get(scenario)
+    if sc.autoscaler is None:
+        v.fail("scenario", scenario, "must be a preset with an [autoscaler] section")
+    devs = engine.device_list(devices)
+    out = {"scenario": scenario, "rounds": sc.autoscaler.rounds, "backend": jax.default_backend(),
+           "device": devs[0].device_kind, "devices": len(devs), "jax": jax.__version__}
+    out["autoscaler"] = time_engine(sc, chunk, seconds, devices)
+    out["one_round"] = time_engine(sc.replace(autoscaler=None), chunk, seconds, devices)
+    out["one_round_over_autoscaler"] = out["one_round"]["months_per_s"] / out["autoscaler"]["months_per_s"]
+    if reference is not None:
+        out["reference"] = time_reference(reference, sc, reference_months)
+        out["autoscaler_over_reference"] = out["autoscaler"]["months_per_s"] / out["reference"]["months_per_s"]
     return out

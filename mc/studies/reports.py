@@ -66,6 +66,9 @@ UNITS = {
     "bill": "$", "warm_bill": "$", "churn_bill": "$", "ideal_bill": "$", "idle_burn": "$",
     "convergence": "ratio", "wrong_share": "share", "shortfall": "share",
     "n_run": "cards", "n_evicted": "cards", "n_wrong": "cards",
+    # SPEC §6
+    "n_replaced": "cards", "mean_run": "cards", "quality_end": "q", "lemons_end": "cards",
+    "lemons_evicted": "cards", "first_eviction_hour": "h",
     "demand_tokens": "M tokens", "delivered_tokens": "M tokens", "capacity_tokens": "M tokens",
 }
 SCALE = {"demand_tokens": 1e-6, "delivered_tokens": 1e-6, "capacity_tokens": 1e-6}
@@ -209,6 +212,20 @@ def format_bench(r: dict) -> str:
                      f"({e['n']:,} months in {e['seconds']:.2f} s)")
     lines += ["", f"engine / numpy (best of each): {r['ratio']:.1f}x"]
     return "\n".join(lines)
+
+def format_bench_autoscaler(r: dict) -> str:
+    lines = [f"{r['scenario']} ({r['rounds']} rounds) on {r['backend']} ({r['device']} x{r['devices']}), "
+             f"jax {r['jax']}", ""]
+    rows = [("autoscaler", r["autoscaler"]), ("one round", r["one_round"])]
+    if "reference" in r:
+        rows.append(("reference", r["reference"]))
+    for label, e in rows:
+        lines.append(f"{label:<11} {e['months_per_s']:>14,.1f} months/s   ({e['n']:,} months in {e['seconds']:.2f} s)")
+    lines += ["", f"one round / autoscaler: {r['one_round_over_autoscaler']:.1f}x"]
+    if "reference" in r:
+        lines.append(f"autoscaler / reference: {r['autoscaler_over_reference']:.1f}x")
+    return "\n".join(lines)
+
 
 def format_card(c: Card, price_per_hour: float | None) -> str:
     g = catalogue.gpu(c.gpu)

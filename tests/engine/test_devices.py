@@ -35,6 +35,9 @@ except mc.ParamError as e:
     out["error"] = str(e)
 real = [engine.sample(mc.fleet_month, sc, 24, seed=4, chunk=8, devices=d) for d in (1, 8)]
 out["real_equal"] = all(np.array_equal(real[0][k], real[1][k]) for k in real[0])
+six = mc.presets.get("lemon-hunter")
+rounds = [engine.sample(mc.fleet.autoscaler.autoscaler_month, six, 16, seed=4, chunk=8, devices=d) for d in (1, 8)]
+out["autoscaler_equal"] = all(np.array_equal(rounds[0][k], rounds[1][k]) for k in rounds[0])
 print(json.dumps(out))
 """
 
@@ -63,6 +66,7 @@ def test_outcomes_and_counts_do_not_depend_on_device_count(forced, d):
 
 def test_real_month_same_on_one_and_eight_devices(forced):
     assert forced["real_equal"]
+    assert forced["autoscaler_equal"]  # SPEC §6 month too
 
 
 def test_chunk_not_a_multiple_of_devices_is_an_error(forced):

@@ -12,7 +12,7 @@ from mc.fleet import month
 DTYPES = {"money": jnp.int32, "count": jnp.int32, "float": jnp.float32, "pass": jnp.bool_}
 
 
-@pytest.mark.parametrize("name", mc.presets.names())
+@pytest.mark.parametrize("name", mc.presets.SEED_STORIES)
 def test_outcome_returns_the_schema_columns(name):
     sc = mc.presets.get(name)
     shapes = jax.eval_shape(month.fleet_month, jax.random.key(0), sc)

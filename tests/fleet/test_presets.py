@@ -1,4 +1,4 @@
-"""The six seed stories: what SPEC §3 says they show, as distributions."""
+"""The presets: what SPEC §3 says the six seed stories show, as distributions, and the §6 stories."""
 
 import numpy as np
 import pytest
@@ -24,7 +24,9 @@ def inside_band(result, column, value):
 
 def test_registry():
     assert mc.presets.names() == ["golden-idler", "noise-evictor", "bargain-shortfall",
-                                  "golden-idler-steady", "noise-evictor-day", "bargain-flagship"]
+                                  "golden-idler-steady", "noise-evictor-day", "bargain-flagship",
+                                  "lemon-hunter", "dip-chaser", "steady-hand"]
+    assert [n for n in mc.presets.names() if mc.presets.get(n).autoscaler is None] == list(mc.presets.SEED_STORIES)
     with pytest.raises(mc.ParamError, match="^preset='nope': must be one of golden-idler"):
         mc.presets.get("nope")
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mc.kernels import month_sums, overlap, per_hour
+from mc.kernels import month_sums, overlap, per_hour, round_sums
 from mc.units import HOURS
 
 
@@ -91,3 +91,44 @@ def test_month_sums_match_brute_force_and_any_batch(demand_kind):
         np.testing.assert_allclose(batched[b], expect, rtol=1e-6, atol=2e-6 * max(rate[b], d.max()) * HOURS)
     # Served + unmet is demand exactly (the sums are exact in fixed point).
     np.testing.assert_allclose(batched[:, 1] + batched[:, 3], batched[:, 0], rtol=1e-7, atol=0)
+
+
+def test_round_sums_is_month_sums_in_one_round():
+    """One round, every row live: ``month_sums``'s bits, whatever zero-weight
+    group follows."""
+    rng = np.random.default_rng(5)
+    G, S = 6, 4
+    begin = rng.uniform(-30, 730, (G, S)).astype(np.float32)
+    end = (begin + rng.exponential(8, (G, S))).astype(np.float32)
+    weight = rng.uniform(0, 3000, (G, S)).astype(np.float32)
+    demand = rng.uniform(0, 30000, HOURS).astype(np.float32)
+    rate = np.float32(25000.0)
+    want = jax.jit(month_sums)(begin, end, weight, np.full(G, S, np.int32), rate, demand)
+    zeros = np.zeros(3, np.float32)
+    groups = ((begin, end, weight, np.arange(G)[:, None]), (zeros, zeros, zeros, np.int32(G)))
+    got = jax.jit(round_sums, static_argnums=4)(groups, np.ones((1, G + 1), bool), np.array([rate]), demand, HOURS)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("period", [1, 7, 24, 365, HOURS])
+def test_round_sums_match_brute_force(period):
+    rng = np.random.default_rng(period)
+    R, S = 5, 6
+    K = -(-HOURS // period)
+    begin = rng.uniform(-30, 730, (R, S)).astype(np.float32)
+    end = (begin + rng.exponential(3 * period, (R, S))).astype(np.float32)
+    weight = rng.uniform(0, 2000, (R, S)).astype(np.float32)
+    live = rng.random((K, R)) < 0.7
+    live[:, 4] = False  # a row never live counts for nothing, however heavy
+    weight[4] = 1e9
+    rate = rng.uniform(0, 15000, K).astype(np.float32)
+    demand = rng.uniform(0, 15000, HOURS).astype(np.float32)
+    row = np.broadcast_to(np.arange(R)[:, None], (R, S))
+    got = np.asarray(jax.jit(round_sums, static_argnums=4)(((begin, end, weight, row),), live, rate, demand, period))
+    of_hour = np.minimum(np.arange(HOURS) // period, K - 1)
+    lost = sum(np.where(live[of_hour, r], brute(begin[r], end[r], weight[r]), 0.0) for r in range(R))
+    cap = np.maximum(0.0, rate.astype(np.float64)[of_hour] - lost)
+    d = demand.astype(np.float64)
+    want = np.array([d.sum(), np.minimum(d, cap).sum(), cap.sum(), np.maximum(0.0, d - cap).sum()])
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-5 * 15000 * HOURS)
+    np.testing.assert_allclose(got[1] + got[3], got[0], rtol=1e-7, atol=0)

@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from mc.kernels import PAIRWISE_MAX, median, pairwise_rank, rank, select_rank, sort_rank
+from mc.kernels import PAIRWISE_MAX, masked_median, median, pairwise_rank, rank, select_rank, sort_rank
 
 SIZES = [1, 8, PAIRWISE_MAX, PAIRWISE_MAX + 1, 200]
 
@@ -45,3 +45,16 @@ def test_select_rank_picks_one_element():
     x = jnp.array([3.0, -1.0, 2.5])
     r = rank(x)
     assert [float(select_rank(x, r, k)) for k in range(3)] == [-1.0, 2.5, 3.0]
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("ties", [False, True])
+def test_masked_median_every_branch(n, ties):
+    x = sample(n, 200 + n, ties)
+    mask = np.random.default_rng(n).random(n) < 0.6
+    f = jax.jit(masked_median)
+    got = float(f(jnp.asarray(x), jnp.asarray(mask)))
+    assert got == (float(np.median(x[mask])) if mask.any() else 0.0)
+    # Every element in: median's own bits.
+    assert f(jnp.asarray(x), jnp.ones(n, bool)) == jax.jit(median)(jnp.asarray(x))
+    assert float(f(jnp.asarray(x), jnp.zeros(n, bool))) == 0.0

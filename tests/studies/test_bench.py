@@ -59,3 +59,28 @@ def test_bench_skips_chunks_that_do_not_fit(monkeypatch):
     monkeypatch.setattr(bench, "time_engine", lambda *a, **k: (_ for _ in ()).throw(ValueError("bug")))
     with pytest.raises(ValueError):  # other errors still surface
         bench.run(chunks=(512,), numpy_batches=(64,), seconds=0.1)
+
+
+def test_autoscaler_bench_report_names_rounds_and_ratios():
+    from mc.studies.reports import format_bench_autoscaler
+
+    row = {"months_per_s": 2000.0, "n": 4096, "seconds": 2.0}
+    r = {"scenario": "lemon-hunter", "rounds": 31, "backend": "cpu", "device": "cpu", "devices": 1, "jax": "x",
+         "autoscaler": row, "one_round": {**row, "months_per_s": 30000.0}, "one_round_over_autoscaler": 15.0,
+         "reference": {**row, "months_per_s": 20.0, "n": 10}, "autoscaler_over_reference": 100.0}
+    text = format_bench_autoscaler(r)
+    assert "lemon-hunter (31 rounds) on cpu" in text and "15.0x" in text and "100.0x" in text
+
+
+def test_reference_timing_feeds_each_month_its_own_draws():
+    from mc.fleet import autoscaler
+    from mc.studies import bench
+
+    sc = mc.presets.get("lemon-hunter")
+    seen = []
+    out = bench.time_reference(lambda d, s: seen.append(d), sc, 3)
+    assert out["n"] == 3 and len(seen) == 3
+    assert isinstance(seen[0], autoscaler.Draws) and seen[0].noise.shape == (sc.autoscaler.rounds, sc.pool.size)
+    assert not np.array_equal(seen[0].noise, seen[1].noise)
+    with pytest.raises(mc.ParamError, match="must be a preset with an \\[autoscaler\\] section"):
+        bench.autoscaler(scenario="golden-idler")
