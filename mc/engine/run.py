@@ -202,13 +202,12 @@ def fitted_step(month_fn: MonthFn, reducer: Reducer | None, devices: tuple, chun
     n_dev = len(devices)
     while True:
         key = (month_fn, reducer, devices, chunk, _avals((params, aux)))
-        if key in _FITTED:
-            return _FITTED[key], chunk
-        compiled = step_fn(month_fn, reducer, devices, chunk).lower(
-            np.int32(0), np.uint32(0), np.int32(chunk), params, aux).compile()
-        need = step_bytes(compiled, devices)
+        if key not in _FITTED:
+            compiled = step_fn(month_fn, reducer, devices, chunk).lower(
+                np.int32(0), np.uint32(0), np.int32(chunk), params, aux).compile()
+            _FITTED[key] = (compiled, step_bytes(compiled, devices))
+        compiled, need = _FITTED[key]  # judged against the budget of this call
         if need is None or need <= budget:
-            _FITTED[key] = compiled
             return compiled, chunk
         per_month = need / chunk
         fits = n_dev * (1 << max(0, int(budget / per_month / n_dev)).bit_length() >> 1)
