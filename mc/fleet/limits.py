@@ -19,10 +19,11 @@ import numpy as np
 
 from .. import _validate as v
 from ..kernels import TOKEN_BITS
-from ..units import SECONDS
+from ..units import HOURS, SECONDS
 from .demand import Demand
 from .lottery import Lottery, max_quality
 from .pool import Pool
+from .rounds import Autoscaler
 from .window import Window, max_gain
 
 FLOAT_LIMIT = v.FLOAT32_MAX / 16
@@ -47,6 +48,24 @@ def check_money(pool: Pool, churn: float) -> None:
         v.fail("eviction.churn" if churn > 1 else "pool", churn if churn > 1 else pool.describe(),
                f"a month could bill ${worst / 100:,.2f} (every card's rent or churn fee), above the "
                f"${v.INT32_MAX / 100:,.2f} that int32 cents hold")
+
+
+def check_rounds_money(pool: Pool, autoscaler: Autoscaler, evict_limit: int, churn_cents: np.ndarray) -> None:
+    """A §6 month's bill (every round's prorated rent, and the policy's most
+    evictions in every round at the dearest fee) must fit int32 cents, and no
+    round's prorated rent may round to nothing."""
+    a = autoscaler
+    shortest = int(a.lengths().min())
+    for card in pool.classes:
+        if card.price_cents * shortest / HOURS < 0.5:
+            v.fail("autoscaler.period", a.period, f"prorates {card.name}'s ${card.price:,.2f} a month to under "
+                   f"half a cent for a round of {shortest} h, which would bill $0")
+    rent = int(a.rent(pool.price_cents()).astype(np.int64).sum())
+    worst = rent + a.rounds * evict_limit * int(churn_cents.max())
+    if worst > v.INT32_MAX:
+        v.fail("autoscaler.period", a.period, f"gives {a.rounds} rounds whose worst bill, "
+               f"${worst / 100:,.0f}, is past ${v.INT32_MAX / 100:,.2f} (bills are exact int32 cents); "
+               "use fewer rounds, a smaller pool or a lower eviction share")
 
 
 def check_floats(pool: Pool, lottery: Lottery, window: Window, demand: Demand) -> None:

@@ -22,7 +22,7 @@ from .demand import Demand
 from .dips import Dips
 from .eviction import Eviction
 from .lottery import Lottery
-from .pool import CLASSES, MAX_POOL_CENTS, PRICES, CardClass, Pool, card_class, entry_price, hardware_card, slo_card
+from .pool import CLASSES, PRICES, CardClass, Pool, card_class, entry_price, hardware_card, slo_card
 from .rounds import Autoscaler
 from .runset import check_mode
 from .window import Window
@@ -67,24 +67,7 @@ class Scenario:
         object.__setattr__(self, "evict_limit", self.eviction.limit(self.pool.size))
         object.__setattr__(self, "churn_cents", churn_cents(self.pool, self.eviction.churn))
         if self.autoscaler is not None:
-            self._check_month_cents()
-
-    def _check_month_cents(self) -> None:
-        """A §6 month's bill (every round's prorated rent, and the policy's most
-        evictions in every round at the dearest fee) must fit int32 cents, and no
-        round's prorated rent may round to nothing."""
-        a = self.autoscaler
-        shortest = int(a.lengths().min())
-        for card in self.pool.classes:
-            if card.price_cents * shortest / 730 < 0.5:
-                v.fail("autoscaler.period", a.period, f"prorates {card.name}'s ${card.price:,.2f} a month to under "
-                       f"half a cent for a round of {shortest} h, which would bill $0")
-        rent = int(a.rent(self.pool.price_cents()).astype(np.int64).sum())
-        worst = rent + a.rounds * self.evict_limit * int(self.churn_cents.max())
-        if worst > MAX_POOL_CENTS:
-            v.fail("autoscaler.period", a.period, f"gives {a.rounds} rounds whose worst bill, "
-                   f"${worst / 100:,.0f}, is past ${MAX_POOL_CENTS / 100:,.0f} (bills are exact int32 cents); "
-                   "use fewer rounds, a smaller pool or a lower eviction share")
+            limits.check_rounds_money(self.pool, self.autoscaler, self.evict_limit, self.churn_cents)
 
     # -- dict form -------------------------------------------------------
     def to_dict(self) -> dict:

@@ -33,7 +33,7 @@ from .. import files
 from . import manifest
 from ..engine import AXIS, progress_bar, stream
 from ..fleet.month import fleet_month
-from ..fleet.scenario import SECTIONS, Scenario
+from ..fleet.scenario import OPTIONAL, SECTIONS, Scenario
 
 # A point's figures: name -> what a month contributes (its mean over months is the figure).
 FIGURES = ("p_capacity", "p_convergence", "p_eviction", "bill_mean", "convergence_mean", "shortfall_mean")
@@ -69,12 +69,13 @@ def check_ranges(base: Scenario, ranges: Any) -> dict[str, tuple[float, float]]:
     if not isinstance(ranges, Mapping) or not ranges:
         v.fail("ranges", ranges, 'must be a table of "section.field" = [lo, hi], e.g. "window.hours" = [1, 168]')
     out = {}
+    sections = {**SECTIONS, **OPTIONAL}  # [autoscaler] fields too (SPEC §6)
     for name, pair in ranges.items():
         head, _, tail = str(name).partition(".")
-        cls = SECTIONS.get(head)
+        cls = sections.get(head)
         fields = {f.name: f for f in dataclasses.fields(cls)} if cls else {}
         if tail not in fields or not fields[tail].init:
-            known = [f"{s}.{f.name}" for s, c in SECTIONS.items() for f in dataclasses.fields(c)
+            known = [f"{s}.{f.name}" for s, c in sections.items() for f in dataclasses.fields(c)
                      if f.init and f.name not in c._static_fields and f.type in ("float", float)]
             v.fail(f"ranges.{name}", pair, "is not a numeric scenario field; known: " + ", ".join(known))
         if tail in cls._static_fields or fields[tail].type not in ("float", float):

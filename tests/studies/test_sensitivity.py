@@ -109,3 +109,10 @@ def test_a_ranges_file_needs_one_ranges_table(tmp_path, capsys, text):
     (tmp_path / "r.toml").write_text(text)
     assert main(["sensitivity", "noise-evictor", "--ranges", str(tmp_path / "r.toml")]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_autoscaler_fields_can_vary_but_not_its_period():
+    base = mc.presets.get("lemon-hunter")
+    assert sens.check_ranges(base, {"autoscaler.boot_hours": [0, 6]}) == {"autoscaler.boot_hours": (0.0, 6.0)}
+    with pytest.raises(mc.ParamError, match="cannot vary continuously"):
+        sens.check_ranges(base, {"autoscaler.period": [1, 48]})
