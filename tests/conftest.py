@@ -66,3 +66,15 @@ def autoscaler_draws(sc: mc.Scenario, n: int, seed: int = 0):
     host = jax.tree_util.tree_map(np.asarray, draws)
     per_month = [jax.tree_util.tree_map(lambda x: x[i], host) for i in range(n)]
     return per_month, {k: np.asarray(v) for k, v in out.items()}
+
+
+def assert_outputs_agree(core: dict, ref: dict, i: int, where: str, exact, close) -> None:
+    """Month ``i`` of the core's outputs against the reference's: ``exact`` columns
+    equal, ``close`` ones to float tolerance (relative, or a millionth of the bill),
+    and the convergence verdict equal."""
+    for key in exact:
+        assert core[key][i] == ref[key], f"{where}: {key} {core[key][i]} != {ref[key]}"
+    for key in close:
+        np.testing.assert_allclose(core[key][i], ref[key], rtol=2e-5, atol=1e-6 * max(1.0, ref["bill"] / 100),
+                                   err_msg=f"{where}: {key}")
+    assert core["pass_convergence"][i] == ref["pass_convergence"], where

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import mc
-from conftest import month_draws
+from conftest import assert_outputs_agree, month_draws
 from ref_fleet import month as ref_month
 
 flat = mc.Demand(level=60_000)
@@ -58,12 +58,7 @@ def test_core_matches_reference(name):
         where = f"{name} month {i}"
         assert set(np.flatnonzero(core["evicted"][i])) == ref["evicted"], where
         assert set(np.flatnonzero(core["run"][i])) == ref["run"], where
-        for key in EXACT:
-            assert core[key][i] == ref[key], f"{where}: {key} {core[key][i]} != {ref[key]}"
-        for key in CLOSE:
-            np.testing.assert_allclose(core[key][i], ref[key], rtol=2e-5, atol=1e-6 * max(1.0, ref["bill"] / 100),
-                                       err_msg=f"{where}: {key}")
-        assert core["pass_convergence"][i] == ref["pass_convergence"], where
+        assert_outputs_agree(core, ref, i, where, EXACT, CLOSE)
 
 
 def test_scenarios_exercise_every_branch():
