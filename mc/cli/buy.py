@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import time
+
 from .. import buy, files
+from ..studies import manifest
 from ..studies.reports import buy_headline, format_buy
 from ._common import print_json
 
 def run(args) -> int:
     plan = files.procurement(args.plan)
+    t0 = time.perf_counter()
     result = buy.simulate(plan, args.n, seed=args.seed, chunk=args.chunk)
     if args.json:
         print_json({"plan": args.plan, "describe": plan.describe(), "n": result.n, "seed": result.seed,
                     "owned": dict(zip(buy.CHIP_NAMES, plan.owned)),
                     "rented": dict(zip(buy.CHIP_NAMES, plan.rented)),
-                    **buy_headline(result), "summary": result.summary})
+                    **buy_headline(result), "summary": result.summary,
+                    "provenance": manifest.provenance(plan=plan.to_dict(), seed=result.seed, n=result.n,
+                                                      wall_s=round(time.perf_counter() - t0, 3))})
     else:
         print(format_buy(args.plan, result))
     return 0

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from .. import files
 from ..studies import calibrate as cal
+from ..studies import manifest
 from ..studies.reports import format_calibration
 from ._common import print_json
 
@@ -16,10 +17,11 @@ def run(args) -> int:
     result = cal.calibrate(scenario, max_wrong=args.max_wrong, max_shortfall_risk=args.max_shortfall_risk,
                            n=args.n, seed=args.seed, judge=args.judge, chunk=args.chunk,
                            progress=False if args.quiet or args.json else (True if args.progress else None))
+    prov = manifest.provenance(scenario=scenario.to_dict(), seed=args.seed, n=args.n, wall_s=round(result.wall_s, 3))
     if args.out:
-        report = cal.save(result, args.out, args.scenario)
+        report = cal.save(result, args.out, args.scenario, provenance=prov)
     else:
-        report = {"scenario": args.scenario, **result.to_dict()}
+        report = {"scenario": args.scenario, **result.to_dict(), "provenance": prov}
     if args.json:
         print_json(report)
     else:

@@ -202,11 +202,13 @@ def calibrate(scenario: Scenario, *, max_wrong: float = 0.05, max_shortfall_risk
                        time.perf_counter() - start)
 
 
-def save(result: Calibration, out: str | Path, scenario: str) -> dict:
+def save(result: Calibration, out: str | Path, scenario: str, provenance: dict | None = None) -> dict:
     """Write ``out/candidates.parquet`` and ``out/calibration.json`` (atomically);
-    returns the report written to the JSON file."""
+    returns the report written to the JSON file (with ``provenance`` when given)."""
     out = Path(out)
     report = {"scenario": scenario, **result.to_dict()}
+    if provenance is not None:
+        report["provenance"] = provenance
     atomic_write(out / "candidates.parquet", lambda tmp: result.candidates.to_parquet(tmp, index=False))
     write_text(out / "calibration.json", json.dumps(report, indent=2, default=float) + "\n")
     return report
