@@ -15,7 +15,7 @@ from ..units import HOURS
 from ..serving import latency
 
 # A month's bill is summed on the device in int32 cents; this bounds it.
-MAX_POOL_CENTS = 2**31 - 1
+MAX_POOL_CENTS = v.INT32_MAX
 
 
 @dataclass(frozen=True)

@@ -267,9 +267,7 @@ def sensitivity(base: Scenario, ranges: Any, *, samples: int = 256, months: int 
     """Sobol indices of every figure of ``base``'s fleet month over ``ranges``
     (``{"section.field": [lo, hi]}``), from ``samples·(D + 2)`` points of
     ``months`` fleet-months each."""
-    checked = check_ranges(base, ranges)
-    check_samples(samples, len(checked))
-    v.count("months", months, lo=16, hi=10**8)
+    checked = check_ranges(base, ranges)  # samples are checked by indices_of, months by fleet_evaluator
     evaluate = fleet_evaluator(base, list(checked), months, seed=seed, chunk=chunk, progress=progress)
     return indices_of(checked, evaluate, samples, seed=seed, months=months, resamples=resamples)
 
