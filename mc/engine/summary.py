@@ -29,6 +29,17 @@ def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
     return (lo, hi)
 
 
+def figure(value: float, lo: float | None = None, hi: float | None = None, units: str = "") -> dict:
+    """One figure as every ``--json`` and report writes it: ``{"value", "lo", "hi",
+    "units"}``, ``lo``/``hi`` its 95% interval (left out where there is none), ``units``
+    a short unit (``"$"``, ``"tok/s"``, ``"share"``, ``"cards"``; ``""`` for a ratio)."""
+    out = {"value": float(value)}
+    if lo is not None and hi is not None:
+        out["lo"], out["hi"] = float(lo), float(hi)
+    out["units"] = units
+    return out
+
+
 def describe(x: np.ndarray) -> dict[str, float]:
     """mean, std (population), p5/p50/p95 (linear interpolation) of a sample."""
     x = np.asarray(x, dtype=np.float64)
