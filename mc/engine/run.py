@@ -295,19 +295,22 @@ def _chunks(n: int, chunk: int) -> Iterator[tuple[int, int]]:
 
 def stream(month_fn: MonthFn, params: Any, n: int, *, reducer: Reducer, merge: Callable[[Any, int], None],
            aux: Any = None, seed: int = 0, chunk: int | None = None, devices: Any = None,
-           progress: bool | None = False, width: int = 1, unit: str = "months") -> Run:
-    """Run months ``0..n-1`` chunk by chunk and hand each chunk's reduction to
-    ``merge(host_pytree, months_in_chunk)``. One chunk is in flight while the
-    previous one merges. Ctrl-C stops after the chunk in hand (``Run.partial``).
-    ``width``: examples each month evaluates (see ``check_run_args``)."""
+           progress: bool | None = False, width: int = 1, unit: str = "months", first: int = 0) -> Run:
+    """Run months ``first..first+n-1`` chunk by chunk and hand each chunk's
+    reduction to ``merge(host_pytree, months_in_chunk)``. One chunk is in flight
+    while the previous one merges. Ctrl-C stops after the chunk in hand
+    (``Run.partial``). ``width``: examples each month evaluates (see
+    ``check_run_args``). ``first``: the index of the first month (a run that
+    continues another one draws the months after it)."""
     fn, n, seed, chunk, params, aux = _prepare(month_fn, params, n, reducer, aux, seed, chunk, devices, width)
+    first = v.count("first", first, lo=0, hi=MAX_N - n)
     run = Run(n)
     run.chunk = chunk
     with interruptible() as stop, progress_bar(n, progress, unit) as bar:
         pending = None  # (device result, months)
         try:
             for start, take in _chunks(n, chunk):
-                nxt = (fn(np.int32(seed), np.uint32(start), np.int32(take), params, aux), take)
+                nxt = (fn(np.int32(seed), np.uint32(first + start), np.int32(take), params, aux), take)
                 if pending is not None:
                     _merge(pending, merge, run, bar)
                 pending = nxt
@@ -352,17 +355,17 @@ def _merge(pending, merge, run: Run, bar) -> None:
 
 
 def sample(month_fn: MonthFn, params: Any, n: int, *, seed: int = 0, chunk: int | None = None,
-           devices: Any = None, progress: bool | None = False, run: Run | None = None
-           ) -> dict[str, np.ndarray]:
-    """All per-month outputs of months ``0..n-1``: a dict of ``(n,)`` NumPy arrays
-    (fewer rows if a Ctrl-C stopped it; pass ``run`` to learn how many)."""
+           devices: Any = None, progress: bool | None = False, run: Run | None = None, width: int = 1,
+           first: int = 0, unit: str = "months") -> dict[str, np.ndarray]:
+    """All per-month outputs of months ``first..first+n-1``: a dict of ``(n, ...)``
+    NumPy arrays (fewer rows if a Ctrl-C stopped it; pass ``run`` to learn how many)."""
     parts: list[dict] = []
 
     def keep(out: dict, take: int) -> None:
         parts.append({k: x[:take] for k, x in out.items()})
 
     done = stream(month_fn, params, n, reducer=None, merge=keep, seed=seed, chunk=chunk,
-                  devices=devices, progress=progress)
+                  devices=devices, progress=progress, width=width, first=first, unit=unit)
     if run is not None:
         run.__dict__.update(done.__dict__)
     if not parts:

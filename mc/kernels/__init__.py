@@ -3,6 +3,7 @@ interval passes over the month's hours, and a double-float simulation clock."""
 
 from . import clock as clock
 from .bits import bits as bits
+from .bits import fingerprint as fingerprint
 from .cover import best_first as best_first
 from .cover import greedy_prefix as greedy_prefix
 from .fusion import materialise as materialise
@@ -31,7 +32,7 @@ from .sums import scan_sum as scan_sum
 from .sums import tree_sum as tree_sum
 from .sums import two_sum as two_sum
 
-__all__ = ["clock", "bits", "best_first", "greedy_prefix", "materialise", "TOKEN_BITS", "month_sums",
+__all__ = ["clock", "bits", "fingerprint", "best_first", "greedy_prefix", "materialise", "TOKEN_BITS", "month_sums",
            "overlap", "per_hour", "round_sums", "EXPONENTIAL_MAX", "NORMAL_MAX", "exponential", "normal",
            "poisson_capped", "poisson_cdf", "uniforms", "PAIRWISE_MAX", "masked_median", "median",
            "pairwise_rank", "rank", "select_rank", "sort_rank", "int_cumsum", "masked_sum", "scan_sum",

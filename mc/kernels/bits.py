@@ -33,3 +33,19 @@ def bits(key: jax.Array, shape: tuple[int, ...]) -> jax.Array:
     c = jnp.arange(size, dtype=jnp.uint32).reshape(shape)
     x = _mix(c * jnp.uint32(0x9E3779B9) ^ k[0])
     return _mix(x ^ k[1])
+
+
+def fingerprint(values: list[jax.Array]) -> jax.Array:
+    """() uint32 hash of the bits of every value (each a scalar of 32 bits or
+    fewer: float32, int32, uint32, bool), in order: equal inputs give equal
+    words, and unequal ones a different word but for a 2^-32 chance."""
+    h = jnp.uint32(0x811C9DC5)
+    for x in values:
+        x = jnp.asarray(x)
+        if x.dtype == jnp.bool_:
+            x = x.astype(jnp.uint32)
+        elif x.dtype.itemsize != 4:
+            raise TypeError(f"fingerprint takes 32-bit values, not {x.dtype}")
+        w = jax.lax.bitcast_convert_type(x, jnp.uint32)
+        h = _mix(h * jnp.uint32(0x01000193) ^ w)
+    return h

@@ -24,15 +24,13 @@ import math
 import warnings
 from typing import Any, Callable, Mapping
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
 from .. import _validate as v
 from .. import files
 from . import manifest
-from ..engine import AXIS, progress_bar, stream
-from ..fleet.month import fleet_month
+from . import blocks
 from ..fleet.scenario import OPTIONAL, SECTIONS, Scenario
 
 # A point's figures: name -> what a month contributes (its mean over months is the figure).
@@ -42,23 +40,11 @@ NOISY = 0.5  # a figure whose Monte Carlo variance is over this share of its spr
 BLOCK = 64  # points vmapped together per engine call
 
 
-def _month_figures(out: dict) -> jax.Array:
-    """(figures,) float32 for one month, in ``FIGURES`` order (the bill in $)."""
-    return jnp.stack([out["pass_capacity"].astype(jnp.float32), out["pass_convergence"].astype(jnp.float32),
-                      out["pass_eviction"].astype(jnp.float32), out["bill"].astype(jnp.float32) / 100.0,
-                      out["convergence"], out["shortfall"]])
-
-
-def block_month(key: jax.Array, block: Scenario) -> dict:
-    """One month at every point of a block: ``block`` is a Scenario whose leaves
-    carry a leading (points,) axis. Returns ``{"y": (points, figures) float32}``."""
-    return {"y": jax.vmap(lambda sc: _month_figures(fleet_month(key, sc)))(block)}
-
-
-def block_sums(out: dict, mask: jax.Array, aux: Any) -> dict:
-    """Per point and figure, the sum and sum of squares over a chunk's months."""
-    y = jnp.where(mask[:, None, None], out["y"], 0.0)  # (local, points, figures)
-    return {"s1": jax.lax.psum(jnp.sum(y, axis=0), AXIS), "s2": jax.lax.psum(jnp.sum(y * y, axis=0), AXIS)}
+def _month_figures(out: dict) -> dict:
+    """``{"y": (figures,) float32}`` for one month, in ``FIGURES`` order (the bill in $)."""
+    return {"y": jnp.stack([out["pass_capacity"].astype(jnp.float32), out["pass_convergence"].astype(jnp.float32),
+                            out["pass_eviction"].astype(jnp.float32), out["bill"].astype(jnp.float32) / 100.0,
+                            out["convergence"], out["shortfall"]])}
 
 
 # -- ranges -----------------------------------------------------------------------------
@@ -204,10 +190,6 @@ def indices_of(ranges: Mapping[str, tuple[float, float]], evaluate: Callable[[np
 
 # -- the fleet month ----------------------------------------------------------------------
 
-def _stack(scenarios: list[Scenario]) -> Scenario:
-    return jax.tree_util.tree_map(lambda *xs: np.stack([np.asarray(x) for x in xs]), *scenarios)
-
-
 def fleet_evaluator(base: Scenario, names: list[str], months: int, *, seed: int = 0, chunk: int | None = None,
                     progress: bool | None = False) -> Callable[[np.ndarray], tuple[dict, dict]]:
     """``evaluate(points)`` for ``indices_of``: each point's figures over months
@@ -222,25 +204,20 @@ def fleet_evaluator(base: Scenario, names: list[str], months: int, *, seed: int 
                 scenarios.append(base.replace(dict(zip(names, row.tolist()))))
             except v.ParamError as err:
                 v.fail("ranges", dict(zip(names, row.tolist())), f"give a point the scenario refuses ({err})")
-        s1 = np.zeros((len(scenarios), len(FIGURES)))
-        s2 = np.zeros_like(s1)
-        with progress_bar(len(scenarios), progress, "points") as bar:
-            for start in range(0, len(scenarios), BLOCK):
-                part = scenarios[start:start + BLOCK]
-                block = _stack(part + [part[-1]] * (BLOCK - len(part)))  # one shape for every block
-                acc = {"s1": np.zeros((BLOCK, len(FIGURES))), "s2": np.zeros((BLOCK, len(FIGURES)))}
-
-                def merge(host, take, acc=acc):
-                    acc["s1"] += np.asarray(host["s1"], np.float64)
-                    acc["s2"] += np.asarray(host["s2"], np.float64)
-
-                stream(block_month, block, months, reducer=block_sums, merge=merge, seed=seed, chunk=chunk,
-                       width=BLOCK)
-                s1[start:start + len(part)] = acc["s1"][:len(part)]
-                s2[start:start + len(part)] = acc["s2"][:len(part)]
-                bar.update(len(part))
-        mean = s1 / months
-        var = np.maximum(s2 / months - mean**2, 0.0)
+        # Sums in float64 on the host about each point's first-piece mean (exact
+        # enough that the variance of a bill of $50,000 keeps its digits).
+        shift = np.zeros((len(scenarios), len(FIGURES)))
+        s1, s2 = np.zeros_like(shift), np.zeros_like(shift)
+        for part, start, got in blocks.pieces(scenarios, _month_figures, months, seed=seed, chunk=chunk,
+                                              most=BLOCK, progress=progress):
+            y = np.asarray(got["y"], np.float64)  # (m, settings, figures)
+            if start == 0:
+                shift[part] = y.mean(axis=0)
+            d = y - shift[part]
+            s1[part] += d.sum(axis=0)
+            s2[part] += (d * d).sum(axis=0)
+        mean = shift + s1 / months
+        var = np.maximum(s2 / months - (s1 / months) ** 2, 0.0)
         figures = {f: mean[:, j] for j, f in enumerate(FIGURES)}
         noise = {f: var[:, j] / months for j, f in enumerate(FIGURES)}
         return figures, noise

@@ -1,0 +1,104 @@
+"""Many settings of a scenario run together: settings that share a compiled shape
+(the same static fields: pool, run set, policy, period, ...) are stacked along a
+leading axis and vmapped inside one month function, so one compilation and one
+pass over the months serve a whole block of them.
+
+Every setting sees the same months (month ``i`` is ``fold_in(key(seed), i)``
+whatever block it sits in: common random numbers), and a setting's figures do
+not depend on which settings share its block, nor on the block's padding.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, Callable, Iterator
+
+import jax
+import numpy as np
+
+from ..engine import Run, progress_bar, sample
+from ..fleet import Scenario
+from ..fleet.simulation import model
+
+BLOCK = 32  # most settings vmapped in one engine call
+Pick = Callable[[dict], dict]  # a month's outputs -> the figures kept, each a scalar
+
+
+def stack(scenarios: list[Scenario]) -> Scenario:
+    """One Scenario whose leaves carry a leading (settings,) axis (all of one shape)."""
+    return jax.tree_util.tree_map(lambda *xs: np.stack([np.asarray(x) for x in xs]), *scenarios)
+
+
+def groups(scenarios: list[Scenario]) -> list[list[int]]:
+    """Indices of the scenarios that share a compiled shape, in order of first
+    appearance (the tree structure holds every static field)."""
+    out: dict[Any, list[int]] = {}
+    for i, sc in enumerate(scenarios):
+        out.setdefault(jax.tree_util.tree_structure(sc), []).append(i)
+    return list(out.values())
+
+
+def width(count: int, most: int = BLOCK) -> int:
+    """Settings per block for a group of ``count``: the power of two at or above
+    it, at most ``most`` (a handful of compiled widths, little padding)."""
+    return min(most, 1 << max(0, count - 1).bit_length())
+
+
+@lru_cache(maxsize=None)
+def block_month(month_fn: Callable, pick: Pick) -> Callable:
+    """``f(key, block) -> {figure: (settings,)}``: ``month_fn`` at every setting
+    of a stacked block on the same key. Cached, so the engine compiles each
+    (month, pick) pair once per shape."""
+
+    def month(key: jax.Array, block: Scenario) -> dict:
+        return jax.vmap(lambda sc: pick(month_fn(key, sc)))(block)
+
+    return month
+
+
+WINDOW = 1 << 16  # most months of a block held on the host at once
+
+
+def pieces(scenarios: list[Scenario], pick: Pick, months: int, *, first: int = 0, seed: int = 0,
+           chunk: int | None = None, most: int = BLOCK, window: int = WINDOW, progress: bool | None = False
+           ) -> Iterator[tuple[list[int], int, dict[str, np.ndarray]]]:
+    """Months ``first..first+months-1`` of every scenario, piece by piece:
+    yields ``(settings, start, {figure: (m, len(settings))})``, the figures of
+    months ``start..start+m-1`` for those settings (indices into
+    ``scenarios``), at most ``window`` months at a time. Each §1 or §6 month is
+    the scenario's own (``fleet.simulation.model``).
+
+    Raises:
+        KeyboardInterrupt: when Ctrl-C stopped a piece short.
+    """
+    with progress_bar(len(scenarios) * months, progress, "setting-months") as bar:
+        for members in groups(scenarios):
+            w = width(len(members), most)
+            fn = block_month(model(scenarios[members[0]])[0], pick)
+            for at in range(0, len(members), w):
+                part = members[at:at + w]
+                block = stack([scenarios[i] for i in part] + [scenarios[part[-1]]] * (w - len(part)))
+                for start in range(first, first + months, window):
+                    m = min(window, first + months - start)
+                    done = Run(m)
+                    got = sample(fn, block, m, seed=seed, chunk=chunk, width=w, first=start, run=done)
+                    if done.partial:
+                        raise KeyboardInterrupt
+                    yield part, start, {k: x[:, :len(part)] for k, x in got.items()}
+                    bar.update(len(part) * m)
+
+
+def run(scenarios: list[Scenario], pick: Pick, months: int, **kw) -> dict[str, np.ndarray]:
+    """``{figure: (months, settings)}``: every month's figures of every scenario
+    (``pieces``' arguments)."""
+    out: dict[str, np.ndarray] = {}
+    for part, start, got in pieces(scenarios, pick, months, **kw):
+        first = kw.get("first", 0)
+        for k, x in got.items():
+            if k not in out:
+                out[k] = np.zeros((months, len(scenarios)) + x.shape[2:], x.dtype)
+            out[k][start - first:start - first + x.shape[0], part] = x
+    return out
+
+
+__all__ = ["BLOCK", "WINDOW", "block_month", "groups", "pieces", "run", "stack", "width"]
