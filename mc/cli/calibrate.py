@@ -1,21 +1,77 @@
-"""``mc calibrate``: recommend the autoscaler's window and eviction setting."""
+"""``mc calibrate``: the cheapest autoscaler setting within stated risks."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from .. import _validate as v
 from .. import files
 from ..studies import calibrate as cal
 from ..studies import manifest
 from ..studies.reports import format_calibration
 from ._common import print_json
 
+# flag -> the scenario field it lists values of
+GRID_FLAGS = {
+    "window": "window.hours", "policy": "eviction.policy", "share": "eviction.share",
+    "theta": "eviction.theta", "max_share": "eviction.max_share", "runset": "runset",
+    "period": "autoscaler.period", "replace": "autoscaler.replace", "boot_hours": "autoscaler.boot_hours",
+    "strikes": "autoscaler.strikes", "min_age": "autoscaler.min_age",
+}
+WORDS = {"hour": 1, "day": 24, "week": 168}  # SPEC §1.4's names of windows
+
+
+def values(flag: str, text: str) -> list:
+    """``"1,24,168"`` -> ``[1, 24, 168]``: each item an int, a float, true/false,
+    or a word (a policy, a run-set mode; hour/day/week for a window)."""
+    out = []
+    for item in text.split(","):
+        item = item.strip()
+        if not item:
+            v.fail(f"--{flag.replace('_', '-')}", text, "must be a comma-separated list of values, e.g. 1,24,168")
+        low = item.lower()
+        if flag == "window" and low in WORDS:
+            out.append(float(WORDS[low]))
+        elif low in ("true", "false"):
+            out.append(low == "true")
+        else:
+            try:
+                out.append(int(item))
+            except ValueError:
+                try:
+                    out.append(float(item))
+                except ValueError:
+                    out.append(item)
+    return out
+
+
+def grid_of(args, base) -> dict:
+    """The grid: the file's (``--grid``) or the default, each flag replacing its field."""
+    grid = cal.load_grid(args.grid) if args.grid else cal.default_grid(base)
+    given = {field: values(flag, getattr(args, flag)) for flag, field in GRID_FLAGS.items()
+             if getattr(args, flag) is not None}
+    if not args.grid and given:
+        # A policy's own list given alone picks that policy.
+        if "eviction.policy" not in given:
+            own = [p for f, p in cal.POLICY_FIELDS.items() if f in given]
+            if own:
+                grid["eviction.policy"] = list(dict.fromkeys(own))
+        for f, policy in cal.POLICY_FIELDS.items():
+            pols = given.get("eviction.policy", grid.get("eviction.policy", []))
+            if f in grid and f not in given and policy not in pols:
+                del grid[f]
+    grid.update(given)
+    return grid
+
+
 def run(args) -> int:
     scenario = files.scenario(args.scenario)
     if args.out is not None:
         files.check_output_folder(args.out)
-    result = cal.calibrate(scenario, max_wrong=args.max_wrong, max_shortfall_risk=args.max_shortfall_risk,
-                           n=args.n, seed=args.seed, judge=args.judge, chunk=args.chunk,
+    grid = grid_of(args, scenario)
+    result = cal.calibrate(scenario, grid, objective=args.objective, max_capacity_risk=args.max_capacity_risk,
+                           max_wrong=args.max_wrong, max_wrong_mean=args.max_wrong_mean, judge=args.judge,
+                           n=args.n, first=args.first, seed=args.seed, chunk=args.chunk,
                            progress=False if args.quiet or args.json else (True if args.progress else None))
     prov = manifest.provenance(scenario=scenario.to_dict(), seed=args.seed, n=args.n, wall_s=round(result.wall_s, 3))
     if args.out:
@@ -32,25 +88,53 @@ def run(args) -> int:
 
 
 def register(sub) -> None:
-    p = sub.add_parser("calibrate", help="recommend the autoscaler's window and eviction setting",
-                       description="Search window (1 h, 4 h, 1 day, 3 days, 1 week) x policy (share, "
-                       "threshold) x share or theta, and recommend the setting with the highest mean "
-                       "convergence whose risks of a wrong eviction and of a capacity failure stay "
-                       "within the limits. Exits 1 when no setting does.")
+    p = sub.add_parser(
+        "calibrate", help="the cheapest autoscaler setting within stated risks",
+        description="Race the settings of a grid over the scenario's fields on common random numbers and "
+        "recommend the one with the lowest mean bill (or --objective) whose risks stay within the limits, "
+        "each judged on the upper end of its 95%% interval. The grid is the default (windows 1 h, 4 h, "
+        "1 day, 3 days, 1 week x share 0..0.3 or threshold 0.6..0.95 x run sets steady, peak, all; "
+        "strikes 1, 2 with [autoscaler]), or --grid FILE.toml, each flag below replacing its field's list. "
+        "All settings run --first months; the months double for those still in the race, up to --n. "
+        f"At most {cal.MAX_SETTINGS:,} settings. Settings with identical outputs every month are one row. "
+        "Exits 1 when no setting meets the limits (the closest is reported).")
     p.add_argument("scenario", metavar="PRESET|FILE.toml")
-    p.add_argument("--max-wrong", type=float, default=0.05, metavar="P",
-                   help="limit on P(any wrong eviction in a month) (default 0.05)")
-    p.add_argument("--max-shortfall-risk", type=float, default=0.05, metavar="P",
+    g = p.add_argument_group("grid (comma-separated values; each replaces that field's list)")
+    g.add_argument("--grid", metavar="FILE.toml", default=None,
+                   help='a [grid] table of "section.field" = [values] (any scenario field) instead of the default')
+    g.add_argument("--window", metavar="HOURS", help="window.hours, e.g. 1,24,168 or hour,day,week")
+    g.add_argument("--policy", metavar="P", help="eviction.policy: share, threshold")
+    g.add_argument("--share", metavar="S", help="eviction.share (share policy), e.g. 0,0.1,0.2")
+    g.add_argument("--theta", metavar="T", help="eviction.theta (threshold policy), e.g. 0.6,0.8")
+    g.add_argument("--max-share", metavar="S", help="eviction.max_share (threshold policy)")
+    g.add_argument("--runset", metavar="MODE", help="runset: steady, peak, all")
+    g.add_argument("--period", metavar="H", help="autoscaler.period: whole hours between rounds, e.g. 24,168,730")
+    g.add_argument("--replace", metavar="B", help="autoscaler.replace: true, false")
+    g.add_argument("--boot-hours", metavar="H", help="autoscaler.boot_hours")
+    g.add_argument("--strikes", metavar="K", help="autoscaler.strikes, e.g. 1,2,3")
+    g.add_argument("--min-age", metavar="H", help="autoscaler.min_age (hours)")
+    a = p.add_argument_group("answer")
+    a.add_argument("--objective", choices=tuple(cal.OBJECTIVES), default="bill",
+                   help="what the recommendation optimises (default: lowest mean bill; convergence is capped at 1)")
+    a.add_argument("--max-capacity-risk", type=float, default=0.05, metavar="P",
                    help="limit on P(capacity check fails) (default 0.05)")
-    p.add_argument("--judge", choices=cal.JUDGES, default="upper",
-                   help="judge the limits on the Wilson upper bound (default) or the point estimate")
-    p.add_argument("--n", type=int, default=cal.DEFAULT_N,
-                   help=f"fleet-months per setting (default {cal.DEFAULT_N:,})")
-    p.add_argument("--seed", type=int, default=0, help="seed of every setting (default 0)")
-    p.add_argument("--chunk", type=int, default=None, help="fleet-months per device batch (default: automatic)")
-    p.add_argument("--out", metavar="DIR", default=None,
+    a.add_argument("--max-wrong", type=float, default=0.05, metavar="P",
+                   help="limit on P(any wrong eviction in a month) (default 0.05)")
+    a.add_argument("--max-wrong-mean", type=float, default=None, metavar="X",
+                   help="also a limit on the mean wrong evictions a month (default: none)")
+    a.add_argument("--judge", choices=cal.JUDGES, default="upper",
+                   help="judge the limits on the upper end of the 95%% interval (default) or the point estimate")
+    s = p.add_argument_group("sampling")
+    s.add_argument("--n", type=int, default=cal.DEFAULT_N,
+                   help=f"most fleet-months per setting (default {cal.DEFAULT_N:,})")
+    s.add_argument("--first", type=int, default=cal.DEFAULT_FIRST,
+                   help=f"fleet-months of the race's first round, every setting (default {cal.DEFAULT_FIRST})")
+    s.add_argument("--seed", type=int, default=0, help="seed of every setting (default 0)")
+    s.add_argument("--chunk", type=int, default=None, help="fleet-months per device batch (default: automatic)")
+    o = p.add_argument_group("output")
+    o.add_argument("--out", metavar="DIR", default=None,
                    help="also write DIR/candidates.parquet and DIR/calibration.json")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--progress", action="store_true", help="a progress bar even when stderr is not a terminal")
+    o.add_argument("--json", action="store_true", help="print the report as JSON")
+    o.add_argument("--quiet", action="store_true", help="no progress bar")
+    o.add_argument("--progress", action="store_true", help="a progress bar even when stderr is not a terminal")
     p.set_defaults(func=run)

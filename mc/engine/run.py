@@ -122,7 +122,7 @@ def step_fn(month_fn: MonthFn, reducer: Reducer | None, devices: tuple, chunk: i
 
 
 def _prepare(month_fn: MonthFn, params: Any, n: Any, reducer: Reducer | None, aux: Any, seed: Any,
-             chunk: Any, devices: Any, width: int = 1) -> tuple:
+             chunk: Any, devices: Any, width: int = 1, fit: bool = False) -> tuple:
     """What a run needs before its first chunk: ``(step, n, seed, chunk, params,
     aux)`` with the arguments validated and the compiled step for them, at a
     chunk that fits the memory budget (``fitted_step``).
@@ -135,7 +135,7 @@ def _prepare(month_fn: MonthFn, params: Any, n: Any, reducer: Reducer | None, au
     n, seed, chunk = check_run_args(n, seed, chunk, len(devs), devs[0].platform, width)
     if jax.process_count() == 1:
         params, aux = jax.device_put((params, aux), NamedSharding(_mesh(tuple(devs)), P()))
-    fn, chunk = fitted_step(month_fn, reducer, tuple(devs), chunk, params, aux, shrink=auto)
+    fn, chunk = fitted_step(month_fn, reducer, tuple(devs), chunk, params, aux, shrink=auto or fit)
     return fn, n, seed, chunk, params, aux
 
 
@@ -295,14 +295,16 @@ def _chunks(n: int, chunk: int) -> Iterator[tuple[int, int]]:
 
 def stream(month_fn: MonthFn, params: Any, n: int, *, reducer: Reducer, merge: Callable[[Any, int], None],
            aux: Any = None, seed: int = 0, chunk: int | None = None, devices: Any = None,
-           progress: bool | None = False, width: int = 1, unit: str = "months", first: int = 0) -> Run:
+           progress: bool | None = False, width: int = 1, unit: str = "months", first: int = 0,
+           fit: bool = False) -> Run:
     """Run months ``first..first+n-1`` chunk by chunk and hand each chunk's
     reduction to ``merge(host_pytree, months_in_chunk)``. One chunk is in flight
     while the previous one merges. Ctrl-C stops after the chunk in hand
     (``Run.partial``). ``width``: examples each month evaluates (see
     ``check_run_args``). ``first``: the index of the first month (a run that
-    continues another one draws the months after it)."""
-    fn, n, seed, chunk, params, aux = _prepare(month_fn, params, n, reducer, aux, seed, chunk, devices, width)
+    continues another one draws the months after it). ``fit``: a given
+    ``chunk`` may shrink to fit the memory budget, as the automatic one does."""
+    fn, n, seed, chunk, params, aux = _prepare(month_fn, params, n, reducer, aux, seed, chunk, devices, width, fit)
     first = v.count("first", first, lo=0, hi=MAX_N - n)
     run = Run(n)
     run.chunk = chunk
@@ -356,7 +358,7 @@ def _merge(pending, merge, run: Run, bar) -> None:
 
 def sample(month_fn: MonthFn, params: Any, n: int, *, seed: int = 0, chunk: int | None = None,
            devices: Any = None, progress: bool | None = False, run: Run | None = None, width: int = 1,
-           first: int = 0, unit: str = "months") -> dict[str, np.ndarray]:
+           first: int = 0, unit: str = "months", fit: bool = False) -> dict[str, np.ndarray]:
     """All per-month outputs of months ``first..first+n-1``: a dict of ``(n, ...)``
     NumPy arrays (fewer rows if a Ctrl-C stopped it; pass ``run`` to learn how many)."""
     parts: list[dict] = []
@@ -365,7 +367,7 @@ def sample(month_fn: MonthFn, params: Any, n: int, *, seed: int = 0, chunk: int 
         parts.append({k: x[:take] for k, x in out.items()})
 
     done = stream(month_fn, params, n, reducer=None, merge=keep, seed=seed, chunk=chunk,
-                  devices=devices, progress=progress, width=width, first=first, unit=unit)
+                  devices=devices, progress=progress, width=width, first=first, unit=unit, fit=fit)
     if run is not None:
         run.__dict__.update(done.__dict__)
     if not parts:

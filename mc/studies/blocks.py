@@ -16,11 +16,12 @@ from typing import Any, Callable, Iterator
 import jax
 import numpy as np
 
-from ..engine import Run, progress_bar, sample
+from ..engine import DEFAULT_CHUNK, Run, progress_bar, sample
 from ..fleet import Scenario
 from ..fleet.simulation import model
 
 BLOCK = 32  # most settings vmapped in one engine call
+STEP = 256  # months per step of one setting on a CPU when the caller leaves the chunk
 Pick = Callable[[dict], dict]  # a month's outputs -> the figures kept, each a scalar
 
 
@@ -66,11 +67,15 @@ def pieces(scenarios: list[Scenario], pick: Pick, months: int, *, first: int = 0
     yields ``(settings, start, {figure: (m, len(settings))})``, the figures of
     months ``start..start+m-1`` for those settings (indices into
     ``scenarios``), at most ``window`` months at a time. Each §1 or §6 month is
-    the scenario's own (``fleet.simulation.model``).
+    the scenario's own (``fleet.simulation.model``). The chunk, when not
+    given, is fixed per block width on a CPU (``STEP`` months for one setting,
+    the engine's CPU chunk shared out for more; shrunk to fit the memory
+    budget), so runs of any length share one compiled step.
 
     Raises:
         KeyboardInterrupt: when Ctrl-C stopped a piece short.
     """
+    fit = chunk is None and jax.default_backend() == "cpu"
     with progress_bar(len(scenarios) * months, progress, "setting-months") as bar:
         for members in groups(scenarios):
             w = width(len(members), most)
@@ -81,7 +86,8 @@ def pieces(scenarios: list[Scenario], pick: Pick, months: int, *, first: int = 0
                 for start in range(first, first + months, window):
                     m = min(window, first + months - start)
                     done = Run(m)
-                    got = sample(fn, block, m, seed=seed, chunk=chunk, width=w, first=start, run=done)
+                    size = max(1, (STEP if w == 1 else DEFAULT_CHUNK["cpu"]) // w) * jax.device_count() if fit else chunk
+                    got = sample(fn, block, m, seed=seed, chunk=size, width=w, first=start, run=done, fit=fit)
                     if done.partial:
                         raise KeyboardInterrupt
                     yield part, start, {k: x[:, :len(part)] for k, x in got.items()}

@@ -161,43 +161,74 @@ def _window(hours: float) -> str:
     return WINDOW_NAMES.get(float(hours), f"{hours:g} h")
 
 
-def _setting(row) -> str:
-    return f"share {row['share']:.2f}" if row["policy"] == "share" else f"theta {row['theta']:.2f}"
+def _ci(row, name: str, fmt: str) -> str:
+    return f"{fmt.format(row[name])} [{fmt.format(row[name + '_lo'])}, {fmt.format(row[name + '_hi'])}]"
+
+
+def _names(row, most: int = 34) -> str:
+    names = row["names"].split("; ")
+    head = names[0] if len(names[0]) <= most else names[0][:most - 1] + "…"
+    return head + (f" (+{len(names) - 1} identical)" if len(names) > 1 else "")
 
 
 def format_calibration(name: str, result: Calibration, k: int = 4) -> str:
-    c = result.candidates
-    judged = "upper end of the 95% Wilson interval" if result.judge == "upper" else "point estimate"
-    lines = [f"{name}: {len(c)} settings x {result.n:,} fleet-months, seed {result.seed}, "
-             f"{result.wall_s:.0f} s",
-             f"limits: P(wrong eviction) <= {result.max_wrong:.1%}, P(capacity fail) <= "
-             f"{result.max_shortfall_risk:.1%}, judged on the {judged}; "
-             f"{int(c['feasible'].sum())} of {len(c)} settings meet them", ""]
-    head = f"{'':<13}{'window':<9}{'setting':<13}{'convergence mean [95% CI]':<28}" \
-           f"{'P(wrong evict) [95% CI]':<26}{'P(cap fail) [95% CI]':<24}{'mean bill':>11}"
-    lines.append(head)
+    """The answer first (or that there is none), then its runners-up, the
+    current setting, the front, the merged settings and the race."""
+    t, lim = result.table, result.limits
+    judged = "the upper end of its 95% interval" if lim.judge == "upper" else "the point estimate"
+    limits = [f"P(capacity fail) <= {lim.max_capacity_risk:.1%}", f"P(wrong eviction) <= {lim.max_wrong:.1%}"]
+    if lim.max_wrong_mean is not None:
+        limits.append(f"mean wrong evictions <= {lim.max_wrong_mean:g}")
+    race = "; ".join(f"{s['months']:,} months: {s['rows']} -> {s['kept']}" for s in result.stages)
+    lines = [f"{name}: {result.searched} settings ({len(t)} after merging identical ones), seed {result.seed}, "
+             f"{result.months_run:,} setting-months in {result.wall_s:.0f} s",
+             f"objective: {OBJECTIVE_WORDS[result.objective]}; limits: {', '.join(limits)}, each judged on {judged}",
+             f"race (rows left in it): {race}",
+             f"{int(t['feasible'].sum())} of {len(t)} rows meet the limits", ""]
+    head = (f"{'':<14}{'setting':<50}{'bill $ [95% CI]':<28}{'P(cap fail) [95% CI]':<25}"
+            f"{'P(wrong) [95% CI]':<25}{'convergence':>12}{'months':>8}")
 
     def line(tag, row):
-        return (f"{tag:<13}{_window(row['window_hours']):<9}{_setting(row):<13}"
-                f"{row['conv_mean']:.4f} [{row['conv_lo']:.4f}, {row['conv_hi']:.4f}]   "
-                f"{row['wrong_risk']:6.2%} [{row['wrong_lo']:.2%}, {row['wrong_hi']:.2%}]   "
-                f"{row['cap_risk']:6.2%} [{row['cap_lo']:.2%}, {row['cap_hi']:.2%}]  "
-                f"${row['bill_mean']:>9,.0f}")
+        return (f"{tag:<14}{_names(row):<49} {_ci(row, 'bill', '{:,.0f}'):<28}"
+                f"{_ci(row, 'p_capacity_fail', '{:.1%}'):<25}{_ci(row, 'p_wrong_eviction', '{:.1%}'):<25}"
+                f"{row['convergence']:>12.3f}{row['months']:>8,}")
 
+    lines.append(head)
     if result.best is None:
-        lines.append("no setting meets the limits; the closest by risk:")
-        order = c.assign(worst=c[["wrong_hi", "cap_hi"]].max(axis=1)).sort_values("worst")
-        lines += [line("  candidate", r) for _, r in order.head(k).iterrows()]
+        lines.append(line("closest", t.loc[result.closest]))
     else:
-        lines.append(line("recommended", c.loc[result.best]))
-        lines += [line(f"runner-up {i}", r) for i, (_, r) in enumerate(result.runners_up(k).iterrows(), 1)]
-    cur = c[c["current"]]
-    if len(cur):
-        lines.append(line("current", cur.iloc[0]))
-    front = c[c["pareto"]].sort_values("wrong_risk")
-    lines += ["", f"Pareto front (convergence vs wrong-eviction risk): {len(front)} settings"]
-    lines += [line("  front", r) for _, r in front.iterrows()]
+        lines.append(line("recommended", t.loc[result.best]))
+        ups = [i for i in result.runners_up(k + 1).index if i != result.best][:k]
+        lines += [line(f"runner-up {j}", t.loc[i]) for j, i in enumerate(ups, 1)]
+    if result.current is not None and result.current != result.best:
+        lines.append(line("current", t.loc[result.current]))
+    front = t[t["pareto"]].sort_values("p_wrong_eviction")
+    if len(front):
+        lines += ["", f"Pareto front (mean bill against P(wrong eviction), capacity limit met): {len(front)} rows"]
+        lines += [line("  front", r) for _, r in front.iterrows()]
+    pick = result.best if result.best is not None else result.closest
+    if pick is not None:
+        r = t.loc[pick]
+        lines += ["", "checks of the " + ("recommendation" if result.best is not None else "closest") + ": "
+                  f"capacity fails {r['p_capacity_fail']:.1%}, convergence fails {r['p_convergence_fail']:.1%}, "
+                  f"a wrong eviction in {r['p_wrong_eviction']:.1%} of months; mean wrong evictions "
+                  f"{r['wrong_mean']:.3f}, evictions {r['n_evicted']:.2f}, replacements {r['n_replaced']:.2f}"]
+        if len(r["names"].split("; ")) > 1:
+            lines.append("identical settings (the same outputs every month): " + r["names"])
+    if result.saving is not None:
+        v, lo, hi = result.saving
+        lines.append(f"against the current setting it saves ${v:,.0f} a month [95% CI {lo:,.0f}, {hi:,.0f}] "
+                     "(paired, the same months)")
+    merged = int((t["settings"] > 1).sum())
+    if merged:
+        lines.append(f"{merged} rows merge identical settings ({int(t['settings'].sum()) - len(t)} settings folded)")
+    lines += [f"NOTE: {w}" for w in result.warnings()]
     return "\n".join(lines)
+
+
+OBJECTIVE_WORDS = {"bill": "lowest mean bill", "convergence": "highest mean convergence (capped at 1)",
+                   "shortfall": "lowest mean shortfall", "wrong_mean": "fewest wrong evictions"}
+
 
 def format_bench(r: dict) -> str:
     lines = [f"{r['scenario']} on {r['backend']} ({r['device']} x{r['devices']}), jax {r['jax']}", ""]

@@ -43,8 +43,17 @@ CLI += [["card", "--model", "llama-3-8b", "--gpu", "h100", flag, val] for flag, 
 BENCH = {"--chunks": ["0", "-1", "x"], "--numpy-batches": ["0", "x"], "--seconds": ["0", "-1", "nan", "inf"],
          "--devices": ["0", "99"]}
 CLI += [["bench", flag, val] for flag, vals in BENCH.items() for val in vals]
-CLI += [["calibrate", "golden-idler", flag, val] for flag in ("--max-wrong", "--max-shortfall-risk")
+CLI += [["calibrate", "golden-idler", flag, val] for flag in ("--max-wrong", "--max-capacity-risk")
         for val in ("-0.1", "1.5", "nan", "x", "inf")]
+GRID = {"--window": ["x", "-1", "", "1,,2", "0", "nan", "24,24"], "--policy": ["lottery", "share,"],
+        "--share": ["-0.1", "1", "nan", "x"], "--theta": ["0", "-1", "inf"], "--runset": ["fast", ""],
+        "--period": ["0", "731", "1.5", "x"], "--replace": ["maybe", "2"], "--boot-hours": ["-1", "730", "nan"],
+        "--strikes": ["0", "1.5", "-2", "x"], "--min-age": ["-1", "nan", "inf"], "--first": ["8", "x", "0"],
+        "--max-wrong-mean": ["-1", "nan", "x"], "--objective": ["cheapest"],
+        "--grid": ["{tmp}/missing.toml", "{binary}", "{sweep_grid}", "{tmp}"]}
+CLI += [["calibrate", "golden-idler", flag, val] for flag, vals in GRID.items() for val in vals]
+CLI += [["calibrate", "golden-idler", "--window", ",".join(str(h) for h in range(1, 300)),
+         "--share", ",".join(f"{s / 100:g}" for s in range(0, 30))]]  # too many settings
 CLI += [["sweep", "{sweep_str}"], ["sweep", "{sweep_grid}"], ["sweep", "{sweep_n}"]]
 CLI += [["calibrate", "golden-idler", "--judge", "lower"], ["nosuchcommand"], [], ["run"], ["run", "a", "b"]]
 
