@@ -23,12 +23,13 @@ STUDIES = [  # (module, default fleet-months per point)
     ("demand_runset", 5_000),
     ("lemons", 2_500),
     ("pool_demand", 2_500),
-    ("calibration", 2_500),
+    ("calibration", 2_048),
+    ("eviction_pays", 1_024),
     ("sensitivity", 1_024),
     ("latency", 32),  # replications per point (SPEC §7)
 ]
 FIGURES = ["fig_seed_stories", "fig_window_share", "fig_window_threshold", "fig_demand_runset",
-           "fig_lemons", "fig_pool_demand", "fig_calibration_pareto", "fig_sensitivity", "fig_latency"]
+           "fig_lemons", "fig_pool_demand", "fig_calibration_pareto", "fig_eviction_pays", "fig_sensitivity", "fig_latency"]
 
 
 def main(argv=None) -> int:

@@ -212,3 +212,14 @@ def test_a_daily_round_lemon_scenario_gets_an_answer():
     assert res.best is not None
     assert t["n_replaced"].max() > 0
     assert res.to_dict()["recommendation"]["figures"]["n_replaced"]["units"] == "cards"
+
+
+@pytest.mark.slow
+def test_block_months_equal_single_runs_for_the_autoscaler_month():
+    sc = presets.get("lemon-hunter")
+    scs = [sc.replace({"autoscaler.strikes": k}) for k in (1, 2)]
+    got = blocks.run(scs, cal.month_figures, 32, first=16, progress=False, most=2)
+    for j, s in enumerate(scs):
+        ref = simulate(s, 48, keep_samples=True).samples.iloc[16:]
+        np.testing.assert_array_equal(got["bill"][:, j], np.round(ref["bill"].to_numpy() * 100).astype(np.int64))
+        np.testing.assert_array_equal(got["n_replaced"][:, j], ref["n_replaced"].to_numpy())
