@@ -16,12 +16,12 @@ def test_gpu_check_dry_run_writes_every_figure(tmp_path):
     env = dict(os.environ, PYTHON=sys.executable, JAX_PLATFORMS="cpu")
     out = tmp_path / "figures"
     r = subprocess.run(["bash", str(ROOT / "scripts" / "gpu_check.sh"), "--dry", str(out)], cwd=ROOT, env=env,
-                       capture_output=True, text=True, timeout=300)
+                       capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     for name in ("machine.json", "agreement.json", "throughput.json", "profile.json", "big_run.json", "done.json"):
         assert (out / name).is_file(), name
     agree = json.loads((out / "agreement.json").read_text())
-    assert agree["ok"] and len(agree["presets"]) == 6
+    assert agree["ok"] and len(agree["presets"]) == 2
     speed = json.loads((out / "throughput.json").read_text())
     assert {"full", "no_token_pass", "no_reducer"} <= set(speed)
     assert json.loads((out / "big_run.json").read_text())["n"] == 256
