@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
-# On an NVIDIA GPU machine, from the repository root:
-#   scripts/gpu_check.sh [--quick]
-# Installs mc with the gpu extra (jax[cuda13]) into .venv-gpu, checks per-month
-# outputs against the CPU on the same seed, and times throughput
-# (target: 1e8 fleet-months/s; 1e9 months with summaries in under a minute).
+# The GPU check, from the repository root of a machine with an NVIDIA GPU:
+#   scripts/gpu_check.sh OUTDIR          install mc over the machine's jax, then check
+#   scripts/gpu_check.sh --dry OUTDIR    no install, tiny sizes, any backend (the tests run this)
+# The GPU machine has no network: mc is installed without its dependencies over
+# the jax (with CUDA), NumPy and pandas already there. Figures go to OUTDIR
+# (agreement with the CPU, throughput at chunk 2^20, a jax.profiler trace,
+# 10^9 months with summaries); sized to end in under 5 minutes.
 set -euo pipefail
+DRY=""
+if [ "${1:-}" = "--dry" ]; then DRY="--dry"; shift; fi
+OUT=${1:?usage: scripts/gpu_check.sh [--dry] OUTDIR}
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
-if [ ! -x .venv-gpu/bin/python ]; then
-  "$PY" -m venv .venv-gpu
-  .venv-gpu/bin/pip install -q --upgrade pip
-  .venv-gpu/bin/pip install -q -e ".[gpu,test]"
+if [ -z "$DRY" ]; then
+  "$PY" -m pip install -q --no-deps --no-build-isolation -e .
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > "$OUT/nvidia-smi.csv" || true
 fi
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv || true
-.venv-gpu/bin/python -c "import jax; print(jax.__version__, jax.devices())"
-.venv-gpu/bin/python scripts/gpu_check.py "$@"
+"$PY" -c "import jax; print('jax', jax.__version__, jax.devices())"
+exec "$PY" scripts/gpu_check.py "$OUT" $DRY

@@ -4,13 +4,20 @@ from __future__ import annotations
 
 from .. import _validate as v
 from ..studies import bench
-from ..studies.reports import format_bench, format_bench_autoscaler
+from ..studies.reports import format_bench, format_bench_autoscaler, format_bench_pool
 from ._common import print_json
 
 
 def run(args) -> int:
-    chunks = [v.count("chunk", c, lo=1, hi=2**24) for c in args.chunks]
+    args.chunks_given = args.chunks is not None
+    chunks = [v.count("chunk", c, lo=1, hi=2**24) for c in (args.chunks or [512, 1024, 4096, 16384])]
     seconds = v.number("seconds", args.seconds, lo=0.0, lo_open=True, hi=3600)
+    if args.pool:
+        pools = [v.count("pool", c, lo=1, hi=1 << 16) for c in args.pool]
+        r = bench.pool_curve(pools, seconds=seconds, devices=args.devices,
+                             chunk=chunks[0] if args.chunks_given else None)
+        print_json(r) if args.json else print(format_bench_pool(r))
+        return 0
     if args.autoscaler:
         r = bench.autoscaler(chunk=chunks[0], seconds=seconds, devices=args.devices)
         print_json(r) if args.json else print(format_bench_autoscaler(r))
@@ -21,12 +28,19 @@ def run(args) -> int:
     return 0
 
 
+def _sizes(text: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        v.fail("pool", text, "must be comma-separated card counts, e.g. 8,32,128")
+
+
 def register(sub) -> None:
     p = sub.add_parser("bench", help="fleet-months per second: the engine against vectorized NumPy",
                        description="Time the standard month (golden-idler-steady, dips on, hourly "
                        "capacity) on the current backend at several chunk sizes, and a vectorized "
                        "NumPy implementation of the same month in the same run.")
-    p.add_argument("--chunks", type=int, nargs="+", default=[512, 1024, 4096, 16384],
+    p.add_argument("--chunks", type=int, nargs="+", default=None,
                    help="engine chunk sizes, months per step (default 512 1024 4096 16384)")
     p.add_argument("--numpy-batches", type=int, nargs="+", default=[1024, 4096],
                    help="NumPy batch sizes (default 1024 4096)")
@@ -35,5 +49,8 @@ def register(sub) -> None:
     p.add_argument("--autoscaler", action="store_true",
                    help="time SPEC §6's month (lemon-hunter: daily rounds) against the same scenario as one "
                    "decision, at the first chunk size")
+    p.add_argument("--pool", type=_sizes, default=None, metavar="CARDS,...",
+                   help="time the standard month against pool size (flagship cards, demand scaled with the "
+                   "pool), e.g. --pool 8,32,128,512,4096; the chunk is the automatic one unless --chunks is given")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     p.set_defaults(func=run)

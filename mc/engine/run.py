@@ -268,12 +268,27 @@ def interruptible() -> Iterator[Stop]:
 
 def progress_bar(total: int, enabled: bool | None, unit: str = "months"):
     """A tqdm bar in fleet-months (or ``unit``) per second with an ETA, on stderr.
-    ``enabled``: True always, False never, None only when stderr is a terminal."""
+    ``enabled``: True always, False never, None only when stderr is a terminal.
+    Without a bar to show, tqdm is not needed (a machine may run the engine with
+    jax and NumPy alone, as the GPU check does)."""
+    show = sys.stderr.isatty() if enabled is None else bool(enabled)
+    if not show:
+        return _NoBar()
     from tqdm import tqdm
 
-    show = sys.stderr.isatty() if enabled is None else bool(enabled)
     return tqdm(total=total, unit=" " + unit, unit_scale=True, disable=not show, file=sys.stderr,
                 dynamic_ncols=True, smoothing=0.1, mininterval=0.5)
+
+
+class _NoBar:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def update(self, n: int) -> None:
+        pass
 
 
 # -- the two runners ---------------------------------------------------------------------

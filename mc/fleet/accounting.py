@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..kernels import best_first, month_sums, round_sums, tree_sum
+from ..kernels import best_first, flat_month_sums, month_sums, round_sums, tree_sum
 from ..units import HOURS, SECONDS
 from .dips import CardDips
 from .pool import Pool
@@ -26,18 +26,22 @@ class Tokens(NamedTuple):
     unmet: jax.Array  # () float32 tokens demanded and not served
 
 
-def month_tokens(true_rate: jax.Array, run: jax.Array, dips: CardDips, demand: jax.Array) -> Tokens:
+def month_tokens(true_rate: jax.Array, run: jax.Array, dips: CardDips, demand: jax.Array,
+                 flat: bool = False) -> Tokens:
     """The month's token totals from hourly demand (730,) tok/s and the run set's
     hourly capacity ``C_h``: the run cards' true rates less their dips' losses.
 
     Overlapping losses add and the sum is clamped at zero for the fleet
     (SPEC §1.3), which keeps the pass O(dips + hours) (``mc.kernels.month_sums``).
+    ``flat`` (static): every hour's demand is ``demand[0]``, which allows the
+    event-hour pass (``mc.kernels.flat_month_sums``, the same bits).
     """
     rate = jnp.where(run, true_rate, 0.0)
     slots = dips.begin.shape[-1]
     count = jnp.full(rate.shape, slots, jnp.int32) if dips.count is None else dips.count
-    t = month_sums(dips.begin, dips.end, dips.depth * rate[:, None], jnp.where(run, count, 0),
-                   tree_sum(rate), demand) * (SECONDS / HOURS)
+    sums = flat_month_sums if flat else month_sums
+    t = sums(dips.begin, dips.end, dips.depth * rate[:, None], jnp.where(run, count, 0),
+             tree_sum(rate), demand[0] if flat else demand) * (SECONDS / HOURS)
     return Tokens(t[0], t[1], t[2], t[3])
 
 

@@ -84,7 +84,7 @@ def outcome(d: Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Arr
     run = materialise(runset.run_set(score, cents.astype(jnp.float32), evicted,
                                      runset.target(hourly_demand, sc.runset), sc.runset))
 
-    tok = accounting.month_tokens(true_rate, run, card_dips, hourly_demand)
+    tok = accounting.month_tokens(true_rate, run, card_dips, hourly_demand, flat=sc.demand.shape == "flat")
     warm = accounting.bill_cents(run, cents)
     churn = accounting.bill_cents(evicted, sc.churn_cents)
     ideal = accounting.ideal_cents(true_rate, jnp.max(hourly_demand), pool)

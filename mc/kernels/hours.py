@@ -48,14 +48,11 @@ def _exponent(total: jax.Array, headroom: int) -> jax.Array:
     return jnp.clip(headroom - ex, -126, 126)
 
 
-def _updates(begin: jax.Array, end: jax.Array, weight: jax.Array, k: jax.Array,
-             hours: int) -> tuple[jax.Array, jax.Array]:
-    """Difference-array updates of intervals over the last axis: hour indices and
-    int32 values at scale ``2**k`` (k broadcasts against the leading axes).
-
-    Hours ib..ie-1 get the whole weight; hour ib loses the part before ``begin``
-    and hour ie gains the part before ``end``: four updates per interval.
-    """
+def _pieces(begin: jax.Array, end: jax.Array, weight: jax.Array, k: jax.Array, hours: int) -> tuple:
+    """Each interval cut to ``[0, hours)`` in fixed point at scale ``2**k``: its first
+    and last hours ``ib``, ``ie`` and int32 ``whole`` (a full hour's weight),
+    ``head`` (the part of hour ``ib`` before ``begin``) and ``tail`` (the part of
+    hour ``ie`` before ``end``)."""
     b = jnp.clip(begin, 0.0, hours)
     e = jnp.clip(end, b, hours)
     fb, fe = jnp.floor(b), jnp.floor(e)
@@ -64,6 +61,18 @@ def _updates(begin: jax.Array, end: jax.Array, weight: jax.Array, k: jax.Array,
     whole = jnp.round(ws).astype(jnp.int32)
     head = jnp.round(ws * (b - fb)).astype(jnp.int32)
     tail = jnp.round(ws * (e - fe)).astype(jnp.int32)
+    return ib, ie, whole, head, tail
+
+
+def _updates(begin: jax.Array, end: jax.Array, weight: jax.Array, k: jax.Array,
+             hours: int) -> tuple[jax.Array, jax.Array]:
+    """Difference-array updates of intervals over the last axis: hour indices and
+    int32 values at scale ``2**k`` (k broadcasts against the leading axes).
+
+    Hours ib..ie-1 get the whole weight; hour ib loses the part before ``begin``
+    and hour ie gains the part before ``end``: four updates per interval.
+    """
+    ib, ie, whole, head, tail = _pieces(begin, end, weight, k, hours)
     idx = jnp.concatenate([ib, ib + 1, ie, ie + 1], axis=-1)
     upd = jnp.concatenate([whole - head, head, tail - whole, -tail], axis=-1)
     return idx, upd
@@ -109,6 +118,25 @@ def _sizes(n: int) -> list[int]:
     return [small, n] if small < n else [n]
 
 
+# Groups up to which a gather finds each output's group by comparing it with
+# every group's running count (size × groups work, fast for a small pool);
+# more groups are searched (size · log2 groups), so a pool of thousands of
+# cards does not compare every slot with every card.
+COMPARE_GROUPS = 64
+
+
+def _group_of(upto: jax.Array, size: int) -> jax.Array:
+    """(B, size) int32: for output slot c, the number of groups whose inclusive
+    running count ``upto`` ((B, G), non-decreasing) is at most c, capped at G − 1."""
+    B, G = upto.shape
+    c = jnp.arange(size, dtype=upto.dtype)
+    if G <= COMPARE_GROUPS:
+        found = jnp.sum(upto[:, None, :] <= c[None, :, None], axis=2, dtype=jnp.int32)
+    else:
+        found = jax.vmap(lambda u: jnp.searchsorted(u, c, side="right", method="scan_unrolled"))(upto)
+    return jnp.minimum(found.astype(jnp.int32), G - 1)
+
+
 def _gather_live(begin, end, weight, count, size):
     """(B, size) intervals: the leading ``count[b, g]`` slots of each group g, in
     group order, then zero-weight padding. Inputs (B, G, S) and (B, G)."""
@@ -119,9 +147,27 @@ def _gather_live(begin, end, weight, count, size):
         return flat[0], flat[1], jnp.where(live.reshape(B, G * S), flat[2], 0.0)
     upto = jnp.cumsum(count, axis=1)  # (B, G) inclusive
     c = jnp.arange(size, dtype=upto.dtype)
-    group = jnp.minimum(jnp.sum(upto[:, None, :] <= c[None, :, None], axis=2, dtype=jnp.int32), G - 1)
+    group = _group_of(upto, size)
     first = jnp.take_along_axis(upto - count, group, axis=1)
     src = group * S + jnp.clip(c[None, :] - first, 0, S - 1)
+    b, e, w = (jnp.take_along_axis(x, src, axis=1) for x in flat)
+    return b, e, jnp.where(c[None, :] < upto[:, -1:], w, 0.0)
+
+
+def _gather_marked(begin, end, weight, mark, size):
+    """(B, size) intervals: the slots where ``mark`` holds ((B, G, S) bool), in
+    slot order, then zero-weight padding. O(size·(G + S)) a month."""
+    B, G, S = begin.shape
+    count = jnp.sum(mark, axis=2, dtype=jnp.int32)  # (B, G)
+    upto = jnp.cumsum(count, axis=1)  # (B, G) inclusive
+    c = jnp.arange(size, dtype=upto.dtype)
+    group = _group_of(upto, size)
+    r = c[None, :] - jnp.take_along_axis(upto - count, group, axis=1)  # rank among the group's marks
+    within = jnp.cumsum(mark, axis=2, dtype=jnp.int32)  # (B, G, S) inclusive
+    rows = jnp.take_along_axis(within, group[:, :, None], axis=1)  # (B, size, S)
+    slot = jnp.minimum(jnp.sum(rows <= r[:, :, None], axis=2, dtype=jnp.int32), S - 1)
+    src = group * S + slot
+    flat = [x.reshape(B, G * S) for x in (begin, end, weight)]
     b, e, w = (jnp.take_along_axis(x, src, axis=1) for x in flat)
     return b, e, jnp.where(c[None, :] < upto[:, -1:], w, 0.0)
 
@@ -306,3 +352,119 @@ def round_sums(groups, live: jax.Array, rate: jax.Array, demand: jax.Array, peri
     r = jnp.round(rate * one)[of_hour]
     d = jnp.round(demand * one)
     return _totals(d, jnp.maximum(0.0, r - lost), k)
+
+
+# -- a month's token totals under flat demand: the exact event-hour pass ------------
+
+# Gathered interval counts at which the event-hour pass (pairwise over the
+# intervals' first and last hours) replaces the hourly pass; above the largest,
+# the hourly pass runs (its cost grows with the intervals, not their square).
+EVENT_SIZES = (16, 24, 32)
+
+
+def _event_totals(b, e, w, k, rate, level, hours):
+    """(B, 4) float32, as ``_totals`` gives for constant demand ``level``, from
+    (B, n) intervals, with no hourly array.
+
+    Within an interval's hours its fixed-point loss is ``whole`` except in its
+    first and last hours, so the month's loss ``L_h`` only changes at the
+    intervals' first and last hours ("event hours"): at an event hour ``p`` it
+    is summed over the intervals directly, and it holds constant from ``p + 1``
+    to the next event hour. Every hour's capacity ``max(0, R − L)`` and unmet
+    demand ``clip(L − (R − d), 0, d)`` are then summed event by event, with the
+    run of hours after each as one product, in int32: the same integers the
+    hourly pass adds, so the same bits."""
+    B, n = b.shape
+    ib, ie, whole, head, tail = _pieces(b, e, w, k[:, None], hours)
+    first = jnp.where(ie > ib, whole - head, tail - head)  # the loss in hour ib
+    last = jnp.where(ie > ib, tail, 0)  # the loss in hour ie (when it is not ib)
+    one = jnp.ldexp(jnp.float32(1.0), k)
+    r = jnp.round(rate * one).astype(jnp.int32)[:, None]
+    d = jnp.round(level * one).astype(jnp.int32)[:, None]
+
+    # Pairwise over (event hour, interval), one interval at a time: a chain of
+    # (B, 2n) elementwise steps that XLA fuses into one loop, never a (B, 2n, n) array.
+    q = jnp.concatenate([ib, ie], axis=1)  # (B, 2n) event hours
+    lost_at = jnp.zeros_like(q)
+    level_after = jnp.zeros_like(q)
+    for i in range(n):
+        lo, hi = ib[:, i:i + 1], ie[:, i:i + 1]
+        inside = jnp.where((lo < q) & (q < hi), whole[:, i:i + 1], 0)
+        lost_at = lost_at + jnp.where(q == lo, first[:, i:i + 1], jnp.where(q == hi, last[:, i:i + 1], inside))
+        level_after = level_after + jnp.where((lo <= q) & (hi >= q + 2), whole[:, i:i + 1], 0)
+    nxt = jnp.full_like(q, hours)
+    seen = jnp.zeros(q.shape, bool)
+    col = jnp.arange(2 * n)[None, :]
+    for j in range(2 * n):
+        qj = q[:, j:j + 1]
+        nxt = jnp.where((qj > q) & (qj < nxt), qj, nxt)
+        seen = seen | ((qj == q) & (j < col))  # an earlier copy of the same hour
+    counted = (q < hours) & ~seen
+    run = jnp.where(counted, nxt - q - 1, 0)  # hours after each event hour at level_after
+
+
+    def cap(x):
+        return jnp.maximum(0, r - x)
+
+    def short(x):
+        return jnp.clip(x - (r - d), 0, d)
+
+    def total(f):
+        zero = f(jnp.zeros_like(q[:, :1]))  # (B, 1): an hour without loss
+        ev = jnp.where(counted, f(lost_at) - zero, 0) + run * (f(level_after) - zero)
+        return hours * zero[:, 0] + jnp.sum(ev, axis=1, dtype=jnp.int32)
+
+    demanded = hours * d[:, 0]
+    unmet = total(short)
+    sums = jnp.stack([demanded, demanded - unmet, total(cap), unmet], axis=-1)
+    return sums.astype(jnp.float32) * jnp.ldexp(jnp.float32(1.0), -k)[:, None]
+
+
+def _flat_sums(begin, end, weight, count, rate, level, hours):
+    """(B, 4): ``_sums`` for constant demand ``level`` (B,), by the event-hour
+    pass when the chunk's busiest month has at most ``EVENT_SIZES[-1]`` live
+    intervals (gathered into the smallest size that holds it), else by the
+    hourly pass. Both give the same integers, so the same bits."""
+    B, G, S = begin.shape
+    _, top = jnp.frexp(jnp.maximum(rate, level))
+    k = jnp.minimum(_scale(weight.reshape(B, G * S), _LOSS), _RATE - top)
+    # Only intervals that can lose hours of the month take part in the event pass.
+    slots = jnp.arange(S)[None, None, :]
+    mark = (slots < count[:, :, None]) & (end > 0.0) & (begin < hours) & (weight != 0.0)
+    busiest = jnp.max(jnp.sum(mark, axis=(1, 2), dtype=jnp.int32))
+    sizes = sorted({min(s, G * S) for s in EVENT_SIZES})
+
+    def event(size):
+        def run(args):
+            b, e, w = _gather_marked(args[0], args[1], args[2], mark, size)
+            return _event_totals(b, e, w, k, rate, level, hours)
+        return run
+
+    def hourly(args):
+        return _sums(*args, rate, jnp.broadcast_to(level[:, None], (B, hours)), hours)
+
+    branches = [event(s) for s in sizes]
+    if sizes[-1] < G * S:
+        branches.append(hourly)
+    pick = jnp.sum(jnp.asarray(sizes, jnp.int32)[:len(branches) - 1] < busiest, dtype=jnp.int32)
+    if len(branches) == 1:
+        return branches[0]((begin, end, weight, count))
+    return jax.lax.switch(pick, branches, (begin, end, weight, count))
+
+
+@jax.custom_batching.custom_vmap
+def flat_month_sums(begin, end, weight, count, rate, level):
+    """``month_sums`` for constant demand: ``D_h = level`` every hour (tok/s, ()).
+
+    The same four totals to the bit as ``month_sums`` with ``demand`` 730
+    copies of ``level``, from an event-hour pass that is O(intervals²) with no
+    hourly array when a chunk's months have few live intervals, and the hourly
+    pass otherwise (``EVENT_SIZES``)."""
+    return _flat_sums(begin[None], end[None], weight[None], count[None], rate[None], level[None], HOURS)[0]
+
+
+@flat_month_sums.def_vmap
+def _flat_month_sums_vmap(axis_size, in_batched, begin, end, weight, count, rate, level):
+    args = [x if b else jnp.broadcast_to(x, (axis_size,) + x.shape)
+            for x, b in zip((begin, end, weight, count, rate, level), in_batched)]
+    return _flat_sums(*args, HOURS), True

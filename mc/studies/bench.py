@@ -100,6 +100,50 @@ def run(chunks=(512, 1024, 4096, 16384), numpy_batches=(1024, 4096), seconds: fl
     return out
 
 
+def pool_scenario(cards: int, scenario: str = STANDARD):
+    """The standard month on ``cards`` flagship cards, demand scaled with the pool
+    (``level × cards / 32``), so the run set keeps the same share of the pool."""
+    cards = v.count("pool", cards, lo=1, hi=1 << 16)
+    sc = presets.get(scenario)
+    base = sc.pool.size
+    return sc.replace({"pool": f"{cards} x flagship", "demand.level": sc.demand.level * cards / base})
+
+
+def pool_curve(pools=(8, 32, 128, 512, 4096), seconds: float = 3.0, scenario: str = STANDARD,
+               devices=None, chunk: int | None = None) -> dict:
+    """Months/s and card-months/s of the standard month against pool size, in one
+    run. The chunk is the engine's automatic one (memory-aware) unless given."""
+    devs = engine.device_list(devices)
+    out = {"scenario": scenario, "backend": jax.default_backend(), "device": devs[0].device_kind,
+           "devices": len(devs), "jax": jax.__version__, "pools": []}
+    for cards in pools:
+        sc = pool_scenario(cards, scenario)
+        size = chunk or _auto_chunk(sc, devices)
+        row = _fits(time_engine, sc, size, seconds, devices)
+        row["cards"] = cards
+        if "error" not in row:
+            row["card_months_per_s"] = row["months_per_s"] * cards
+        out["pools"].append(row)
+    best = [r for r in out["pools"] if "error" not in r]
+    if best:
+        small = max(r["card_months_per_s"] for r in best)
+        for r in best:
+            r["vs_best"] = r["card_months_per_s"] / small
+    return out
+
+
+def _auto_chunk(sc, devices) -> int:
+    """The chunk the engine picks for this scenario's long runs (its per-backend
+    default, halved until a step fits the memory budget, as ``mc run`` does)."""
+    from ..engine import run as runner
+
+    fleet_month, cols = model(sc)
+    red, aux = engine.plan(cols)
+    devs = engine.device_list(devices)
+    _, _, chunk = runner.check_run_args(runner.MAX_N - 1, 0, None, len(devs), devs[0].platform)
+    return runner.fitted_step(fleet_month, red, tuple(devs), chunk, sc, aux, shrink=True)[1]
+
+
 def time_reference(month, sc, n: int, seed: int = 1) -> dict:
     """Months per second of ``month(draws, sc)``, a per-month reference of SPEC
     §6 consuming one month's draws as NumPy (``autoscaler.Draws``), over the

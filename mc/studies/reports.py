@@ -244,6 +244,18 @@ def format_bench(r: dict) -> str:
     lines += ["", f"engine / numpy (best of each): {r['ratio']:.1f}x"]
     return "\n".join(lines)
 
+def format_bench_pool(r: dict) -> str:
+    lines = [f"{r['scenario']} against pool size on {r['backend']} ({r['device']} x{r['devices']}), "
+             f"jax {r['jax']}", ""]
+    for e in r["pools"]:
+        if "error" in e:
+            lines.append(f"{e['cards']:>6,} cards   chunk {e['chunk']:>7,}   {e['error']}")
+            continue
+        lines.append(f"{e['cards']:>6,} cards   chunk {e['chunk']:>7,}   {e['months_per_s']:>12,.0f} months/s   "
+                     f"{e['card_months_per_s']:>14,.0f} card-months/s   ({e['vs_best']:.2f} of the best)")
+    return "\n".join(lines)
+
+
 def format_bench_autoscaler(r: dict) -> str:
     lines = [f"{r['scenario']} ({r['rounds']} rounds) on {r['backend']} ({r['device']} x{r['devices']}), "
              f"jax {r['jax']}", ""]

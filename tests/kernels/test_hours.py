@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mc.kernels import month_sums, overlap, per_hour, round_sums
+from mc.kernels import EVENT_SIZES, flat_month_sums, month_sums, overlap, per_hour, round_sums
+from mc.kernels import hours as hours_mod
 from mc.units import HOURS
 
 
@@ -132,3 +133,89 @@ def test_round_sums_match_brute_force(period):
     want = np.array([d.sum(), np.minimum(d, cap).sum(), cap.sum(), np.maximum(0.0, d - cap).sum()])
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-5 * 15000 * HOURS)
     np.testing.assert_allclose(got[1] + got[3], got[0], rtol=1e-7, atol=0)
+
+
+def _flat_case(rng, B, G, S, live_per_month, mean_hours=4.0, whole_hours=False):
+    begin = rng.uniform(-168, 730, (B, G, S)).astype(np.float32)
+    end = begin + rng.exponential(mean_hours, (B, G, S)).astype(np.float32)
+    if whole_hours:  # interval edges on hour boundaries: empty partial hours
+        begin, end = np.round(begin), np.round(end)
+    count = np.zeros((B, G), np.int32)
+    for b, n in enumerate(live_per_month):  # n live slots spread over the groups
+        for j in range(n):
+            count[b, j % G] += 1
+    count = np.minimum(count, S)
+    weight = rng.uniform(500, 4000, (B, G, S)).astype(np.float32)
+    weight = np.where(np.arange(S)[None, None, :] < count[..., None], weight, 0.0).astype(np.float32)
+    rate = rng.uniform(20000, 30000, B).astype(np.float32)
+    rate[0] = 3000.0  # dips can take all of it: capacity clamps at zero
+    return begin.astype(np.float32), end.astype(np.float32), weight, count, rate
+
+
+# Live intervals of the busiest month: at, just above each event size, and past the
+# largest (the hourly pass); a batch takes the branch of its busiest month.
+_BUSIEST = sorted({1, *EVENT_SIZES, *(s + 1 for s in EVENT_SIZES), 3 * EVENT_SIZES[-1]})
+
+
+@pytest.mark.parametrize("busiest", _BUSIEST)
+def test_flat_month_sums_is_month_sums_bit_for_bit(busiest):
+    """The event-hour pass gives ``month_sums``'s bits for 730 copies of the level,
+    in every size branch, alone and batched, and matches the hourly definition."""
+    rng = np.random.default_rng(busiest)
+    B, G, S = 8, 16, 8
+    live = [busiest] + list(rng.integers(0, busiest + 1, B - 1))
+    begin, end, weight, count, rate = _flat_case(rng, B, G, S, live, whole_hours=busiest % 2 == 0)
+    level = np.float32(24000.0)
+    args = tuple(jnp.asarray(x) for x in (begin, end, weight, count, rate))
+    want = np.asarray(jax.jit(jax.vmap(month_sums, in_axes=(0, 0, 0, 0, 0, None)))(*args, jnp.full(HOURS, level)))
+    got = np.asarray(jax.jit(jax.vmap(flat_month_sums, in_axes=(0, 0, 0, 0, 0, None)))(*args, level))
+    np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))
+    one = jax.jit(flat_month_sums)
+    for b in (0, 1, B - 1):
+        np.testing.assert_array_equal(np.asarray(one(*(x[b] for x in args), level)), got[b])
+        expect = brute_sums(begin[b], end[b], weight[b], count[b], np.float64(rate[b]), np.full(HOURS, 24000.0))
+        np.testing.assert_allclose(got[b], expect, rtol=1e-6, atol=2e-6 * 30000 * HOURS)
+
+
+def test_flat_month_sums_overlaps_long_intervals_and_edges():
+    """Overlapping and long intervals, intervals before the month, past its end,
+    and a month without a live interval: the hourly pass's bits."""
+    rng = np.random.default_rng(11)
+    B, G, S = 6, 4, 6
+    begin, end, weight, count, rate = _flat_case(rng, B, G, S, [12, 6, 0, 20, 3, 9], mean_hours=80.0)
+    begin[1, 0, :3] = [-10.0, 725.5, 729.0]
+    end[1, 0, :3] = [-2.0, 740.0, 730.0]
+    begin[3, :, :] = 100.0  # every interval on the same hours
+    end[3, :, :] = 103.5
+    level = np.float32(15000.0)
+    args = tuple(jnp.asarray(x) for x in (begin, end, weight, count, rate))
+    want = np.asarray(jax.jit(jax.vmap(month_sums, in_axes=(0, 0, 0, 0, 0, None)))(*args, jnp.full(HOURS, level)))
+    got = np.asarray(jax.jit(jax.vmap(flat_month_sums, in_axes=(0, 0, 0, 0, 0, None)))(*args, level))
+    np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))
+    assert got[2, 2] == pytest.approx(rate[2] * HOURS, rel=1e-6)  # no live dip: full capacity
+
+
+@pytest.mark.parametrize("groups", [hours_mod.COMPARE_GROUPS - 1, hours_mod.COMPARE_GROUPS,
+                                    hours_mod.COMPARE_GROUPS + 1, 300])
+def test_gather_live_groups_below_and_above_the_search_threshold(groups):
+    """The gather's group lookup compares up to COMPARE_GROUPS groups and searches
+    above: the same intervals either way, and ``month_sums`` as the brute force."""
+    rng = np.random.default_rng(groups)
+    B, S = 3, 4
+    count = rng.integers(0, 3, (B, groups)).astype(np.int32)
+    count[:, ::7] = 0
+    upto = np.cumsum(count, axis=1)
+    size = 16
+    got = np.asarray(jax.jit(hours_mod._group_of, static_argnums=1)(jnp.asarray(upto), size))
+    want = np.minimum(np.sum(upto[:, None, :] <= np.arange(size)[None, :, None], axis=2), groups - 1)
+    np.testing.assert_array_equal(got, want)
+    begin = rng.uniform(-50, 730, (B, groups, S)).astype(np.float32)
+    end = (begin + rng.exponential(6, (B, groups, S))).astype(np.float32)
+    weight = rng.uniform(0, 50, (B, groups, S)).astype(np.float32)
+    rate = np.full(B, 40000.0, np.float32)
+    demand = np.full(HOURS, 30000.0, np.float32)
+    args = tuple(jnp.asarray(x) for x in (begin, end, weight, count, rate))
+    sums = np.asarray(jax.jit(jax.vmap(month_sums, in_axes=(0, 0, 0, 0, 0, None)))(*args, jnp.asarray(demand)))
+    for b in range(B):
+        expect = brute_sums(begin[b], end[b], weight[b], count[b], 40000.0, demand.astype(np.float64))
+        np.testing.assert_allclose(sums[b], expect, rtol=1e-6, atol=2e-6 * 40000 * HOURS)
