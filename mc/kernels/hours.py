@@ -443,6 +443,8 @@ def _flat_sums(begin, end, weight, count, rate, level, hours):
     def hourly(args):
         return _sums(*args, rate, jnp.broadcast_to(level[:, None], (B, hours)), hours)
 
+    if G * S == 0:  # no interval slots at all: the hourly pass has nothing to scatter
+        return hourly((begin, end, weight, count))
     branches = [event(s) for s in sizes]
     if sizes[-1] < G * S:
         branches.append(hourly)

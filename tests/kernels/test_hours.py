@@ -195,6 +195,20 @@ def test_flat_month_sums_overlaps_long_intervals_and_edges():
     assert got[2, 2] == pytest.approx(rate[2] * HOURS, rel=1e-6)  # no live dip: full capacity
 
 
+def test_flat_month_sums_without_interval_slots():
+    """No slots at all (``dips.max_count = 0``): the hourly pass's bits, full capacity."""
+    B, G = 3, 5
+    empty = jnp.zeros((B, G, 0), jnp.float32)
+    count = jnp.zeros((B, G), jnp.int32)
+    rate = jnp.asarray([3000.0, 24000.0, 30000.0], jnp.float32)
+    level = np.float32(20000.0)
+    want = np.asarray(jax.vmap(month_sums, in_axes=(0, 0, 0, 0, 0, None))(empty, empty, empty, count, rate,
+                                                                           jnp.full(HOURS, level)))
+    got = np.asarray(jax.vmap(flat_month_sums, in_axes=(0, 0, 0, 0, 0, None))(empty, empty, empty, count, rate, level))
+    np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))
+    np.testing.assert_allclose(got[:, 2], np.asarray(rate) * HOURS, rtol=1e-6)
+
+
 @pytest.mark.parametrize("groups", [hours_mod.COMPARE_GROUPS - 1, hours_mod.COMPARE_GROUPS,
                                     hours_mod.COMPARE_GROUPS + 1, 300])
 def test_gather_live_groups_below_and_above_the_search_threshold(groups):
