@@ -266,14 +266,31 @@ def interruptible() -> Iterator[Stop]:
         signal.signal(signal.SIGINT, previous)
 
 
-def progress_bar(total: int, enabled: bool | None, unit: str = "months"):
+def progress_bar(total: int, enabled: Any, unit: str = "months", desc: str | None = None):
     """A tqdm bar in fleet-months (or ``unit``) per second with an ETA, on stderr.
-    ``enabled``: True always, False never, None only when stderr is a terminal."""
+    ``enabled``: True always, False never, None only when stderr is a terminal; or a
+    bar already open (one that several runs share: a command over many scenarios),
+    which is used as it is and left open."""
     from tqdm import tqdm
 
+    if hasattr(enabled, "update"):
+        return _Shared(enabled)
     show = sys.stderr.isatty() if enabled is None else bool(enabled)
     return tqdm(total=total, unit=" " + unit, unit_scale=True, disable=not show, file=sys.stderr,
-                dynamic_ncols=True, smoothing=0.1, mininterval=0.5)
+                dynamic_ncols=True, smoothing=0.1, mininterval=0.5, desc=desc)
+
+
+class _Shared:
+    """A bar handed in by the caller: entered and left without closing it."""
+
+    def __init__(self, bar):
+        self.bar = bar
+
+    def __enter__(self):
+        return self.bar
+
+    def __exit__(self, *exc):
+        return False
 
 
 # -- the two runners ---------------------------------------------------------------------
