@@ -224,7 +224,8 @@ def fleet_evaluator(base: Scenario, names: list[str], months: int, *, seed: int 
                 v.fail("ranges", dict(zip(names, row.tolist())), f"give a point the scenario refuses ({err})")
         s1 = np.zeros((len(scenarios), len(FIGURES)))
         s2 = np.zeros_like(s1)
-        with progress_bar(len(scenarios), progress, "points") as bar:
+        # A bar over every point's months (points x months, months/s and an ETA).
+        with progress_bar(len(scenarios) * months, progress, "months", desc="sensitivity") as bar:
             for start in range(0, len(scenarios), BLOCK):
                 part = scenarios[start:start + BLOCK]
                 block = _stack(part + [part[-1]] * (BLOCK - len(part)))  # one shape for every block
@@ -238,7 +239,7 @@ def fleet_evaluator(base: Scenario, names: list[str], months: int, *, seed: int 
                        width=BLOCK)
                 s1[start:start + len(part)] = acc["s1"][:len(part)]
                 s2[start:start + len(part)] = acc["s2"][:len(part)]
-                bar.update(len(part))
+                bar.update(len(part) * months)
         mean = s1 / months
         var = np.maximum(s2 / months - mean**2, 0.0)
         figures = {f: mean[:, j] for j, f in enumerate(FIGURES)}
