@@ -24,7 +24,8 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test
 
-# The seed stories, every study at its default size, the calibration and the figures
+# The seed stories, every study at its default size (the calibration and the mix study
+# included) and every figure
 # (figures/*.pdf, *.png; data under results/). `make study N=200000` sizes the seed stories.
 study: install
 	$(BIN)/python experiments/run_all.py $(if $(filter command line,$(origin N)),--presets-n $(N))

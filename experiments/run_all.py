@@ -27,9 +27,32 @@ STUDIES = [  # (module, default fleet-months per point)
     ("eviction_pays", 1_024),
     ("sensitivity", 1_024),
     ("latency", 32),  # replications per point (SPEC §7)
+    ("mix_study", 1_000),  # months per candidate mix (SPEC §4)
 ]
 FIGURES = ["fig_seed_stories", "fig_window_share", "fig_window_threshold", "fig_demand_runset",
-           "fig_lemons", "fig_pool_demand", "fig_calibration_pareto", "fig_eviction_pays", "fig_sensitivity", "fig_latency"]
+           "fig_lemons", "fig_pool_demand", "fig_calibration_pareto", "fig_eviction_pays", "fig_sensitivity", "fig_latency", "fig_mix"]
+
+
+class Steps:
+    """Says which step runs and how far the job is: ``[step i/n, elapsed] name``."""
+
+    def __init__(self, total: int, quiet: bool):
+        self.total, self.quiet, self.i = total, quiet, 0
+        self.start = time.perf_counter()
+
+    def elapsed(self) -> str:
+        s = int(time.perf_counter() - self.start)
+        return f"{s // 60}:{s % 60:02d}"
+
+    def run(self, name: str, fn) -> None:
+        self.i += 1
+        t = time.perf_counter()
+        if not self.quiet:
+            print(f"[step {self.i}/{self.total}, {self.elapsed()} elapsed] {name} ...", file=sys.stderr, flush=True)
+        fn()
+        # Always one line per finished step, so a log says where the time went.
+        print(f"[step {self.i}/{self.total}, {self.elapsed()} elapsed] {name} done in "
+              f"{time.perf_counter() - t:.1f} s", file=sys.stderr, flush=True)
 
 
 def main(argv=None) -> int:
@@ -45,24 +68,18 @@ def main(argv=None) -> int:
 
     # Compiled engines persist between runs of the job (on any backend that supports it).
     jax.config.update("jax_compilation_cache_dir", str(ROOT / "results" / ".jax-cache"))
-    start = time.perf_counter()
     common = ["--seed", str(args.seed)] + (["--quiet"] if args.quiet else [])
     steps = [("seed_stories", ["--n", str(args.presets_n)])]
     steps += [(name, ["--n", str(n * args.scale)]) for name, n in STUDIES]
+    figs = ROOT / "figures"
+    scripts = [] if args.no_figures else [figs / f"{name}.py" for name in FIGURES]
+    job = Steps(len(steps) + len(scripts), args.quiet)
     for name, extra in steps:
-        t = time.perf_counter()
-        importlib.import_module(name).main(extra + common)
-        print(f"[{time.perf_counter() - start:5.0f} s] {name} done in {time.perf_counter() - t:.0f} s",
-              file=sys.stderr, flush=True)
-    if not args.no_figures:
-        figs = ROOT / "figures"
-        sys.path.insert(0, str(figs))
-        for script in (figs / f"{name}.py" for name in FIGURES):
-            t = time.perf_counter()
-            runpy.run_path(str(script), run_name="__main__")
-            print(f"[{time.perf_counter() - start:5.0f} s] {script.name} in {time.perf_counter() - t:.1f} s",
-                  file=sys.stderr, flush=True)
-    print(f"study done in {time.perf_counter() - start:.0f} s", file=sys.stderr)
+        job.run(name, lambda name=name, extra=extra: importlib.import_module(name).main(extra + common))
+    sys.path.insert(0, str(figs))
+    for script in scripts:
+        job.run(script.name, lambda script=script: runpy.run_path(str(script), run_name="__main__"))
+    print(f"study done in {job.elapsed()} ({len(steps)} studies, {len(scripts)} figures)", file=sys.stderr)
     return 0
 
 

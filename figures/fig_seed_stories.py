@@ -4,6 +4,7 @@
 import numpy as np
 import pandas as pd
 import seaborn as sns
+import matplotlib.pyplot as plt
 
 import _data
 import style
@@ -23,9 +24,10 @@ pal = sns.color_palette("colorblind")
 colours = {"verdict": pal[3], "fix": pal[2]}
 
 panels = [("bill_k", "bill ($ thousand / month)", None),
-          ("convergence", "convergence (ideal bill / bill)", 0.90),
+          ("convergence", "convergence (ideal bill / bill)", (0.90, "convergence check: ≥ 0.90")),
           ("n_wrong", "wrong evictions (cards)", None),
-          ("shortfall", "shortfall (share of demand unmet)", 0.01)]
+          ("shortfall", "shortfall (share of demand unmet)", (0.01, "capacity check: ≤ 1%"))]
+BUBBLE = 200  # marker area (pt²) of a share of 1: area ∝ sqrt(share)
 fig, axes = style.figure(2, 2, width=style.FULL_WIDTH, height=4.6, sharey=True)
 # Violins from a fixed subsample (KDE cost); the interval marks use every month.
 sub = d.groupby("preset", sort=False).head(20_000)
@@ -37,8 +39,14 @@ for ax, (col, label, limit) in zip(axes.flat, panels):
         counts = counts[counts["share"] >= 0.002]
         y = counts["preset"].map({n: i for i, n in enumerate(NAMES)})
         role = np.where(counts["preset"].isin(NAMES[0::2]), "verdict", "fix")
-        ax.scatter(counts[col], y, s=200 * np.sqrt(counts["share"]), c=[colours[r] for r in role],
+        ax.scatter(counts[col], y, s=BUBBLE * np.sqrt(counts["share"]), c=[colours[r] for r in role],
                    alpha=0.6, lw=0)
+        # What a bubble's size means, in the empty lower right of the panel.
+        for k, share in enumerate((0.01, 0.1, 0.5)):
+            ax.scatter(6.2 + 1.0 * k, 4.55, s=BUBBLE * np.sqrt(share), color="0.55", alpha=0.6, lw=0)
+            ax.text(6.2 + 1.0 * k, 5.2, f"{share:.0%}", ha="center", va="center", fontsize="x-small")
+        ax.text(7.2, 3.7, "bubble area: share of months\nwith that many", ha="center", va="center",
+                fontsize="x-small")
     else:
         sns.violinplot(data=sub, x=col, y="preset", order=NAMES, hue="role", palette=colours, cut=0,
                        inner=None, density_norm="width", linewidth=0.5, legend=False, ax=ax, width=0.8)
@@ -49,14 +57,18 @@ for ax, (col, label, limit) in zip(axes.flat, panels):
         ax.plot([q.loc[name, 0.05], q.loc[name, 0.95]], [i, i], color="k", lw=1.2)
         ax.plot(q.loc[name, 0.5], i, "o", color="k", ms=3.5)
     if limit is not None:
-        ax.axvline(limit, color="0.4", ls=":", lw=1)
+        x, text = limit
+        ax.axvline(x, color="0.4", ls=":", lw=1)
+        ax.text(x, -0.75, f" {text}", ha="left", va="center", fontsize="x-small", color="0.3")
     ax.set_xlabel(label)
     ax.set_ylabel("")
 axes[1, 1].xaxis.set_major_formatter(__import__("matplotlib.ticker").ticker.PercentFormatter(1.0, decimals=0))
 axes[0, 0].set_yticks(range(len(NAMES)), NAMES)
-for role, colour in colours.items():
-    axes[0, 1].plot([], [], "s", color=colour, alpha=0.6, label=role)
-axes[0, 1].legend(loc="lower right", fontsize="small")
-axes[0, 0].text(0.99, 0.02, "line: 5–95% of months\ndot: median", transform=axes[0, 0].transAxes,
-                ha="right", va="bottom", fontsize="small")
+axes[0, 0].set_ylim(len(NAMES) - 0.5, -1.1)  # room above the first story for the checks' labels
+handles = [plt.Line2D([], [], marker="s", ls="", color=c, alpha=0.6, label=f"{r}: shape of the month distribution")
+           for r, c in colours.items()]
+handles += [plt.Line2D([], [], color="k", lw=1.2, label="5–95% of months"),
+            plt.Line2D([], [], marker="o", ls="", color="k", ms=3.5, label="median"),
+            plt.Line2D([], [], color="0.4", ls=":", lw=1, label="a check's limit")]
+fig.legend(handles=handles, loc="outside lower center", ncols=3, fontsize="small")
 style.save(fig, "fig_seed_stories")

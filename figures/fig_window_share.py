@@ -2,5 +2,5 @@
 
 import _data
 
-_data.window_panels("window_eviction/share", "eviction.share", lambda s: f"{s:.3g}", "eviction share",
-                    "fig_window_share")
+_data.window_panels("window_eviction/share", "eviction.share", lambda s: f"share {s:.3g}", "eviction share",
+                    "fig_window_share", short="shares")

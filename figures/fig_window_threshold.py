@@ -3,4 +3,5 @@
 import _data
 
 _data.window_panels("window_eviction/threshold", "eviction.theta", lambda s: f"θ = {s:.3g}",
-                    "threshold (× median score)", "fig_window_threshold")
+                    "threshold θ (evict below θ × the median score)", "fig_window_threshold",
+                    short="θ")

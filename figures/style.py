@@ -24,8 +24,12 @@ COLUMN_WIDTH = 3.4   # inches, one column of a two-column paper
 FULL_WIDTH = 7.0     # inches, across both columns
 DPI = 150            # PNG resolution: sharp at column width, ~100 KB a figure
 
-sns.set_theme(context="paper", style="ticks", palette=PALETTE, font_scale=0.95,
-              rc={"pdf.fonttype": 42, "ps.fonttype": 42, "savefig.dpi": DPI,
+# One fixed font, the DejaVu Sans that ships inside matplotlib (never a system font that
+# differs between machines), so the same data draws the same bytes.
+FONT = "DejaVu Sans"
+sns.set_theme(context="paper", style="ticks", palette=PALETTE, font_scale=0.95, font=FONT,
+              rc={"pdf.fonttype": 42, "ps.fonttype": 42, "savefig.dpi": DPI, "font.sans-serif": [FONT],
+                  "svg.hashsalt": "mc", "path.simplify": True,
                   "axes.spines.top": False, "axes.spines.right": False,
                   "legend.frameon": False, "figure.constrained_layout.use": True})
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from .. import _validate as v
+from ..serving import catalogue as serving_catalogue
 from ..units import SECONDS
 
 
@@ -18,6 +19,7 @@ class BuyModel:
     name: str
     h100_rate: float  # tok/s one H100 serves, batched steady state
     api_price: float  # $ per 1M tokens
+    serving: str | None = None  # the same model in the serving catalogue (mc card, pool entries)
 
 
 @dataclass(frozen=True)
@@ -25,27 +27,56 @@ class Chip:
     name: str
     ratio: float  # rate × H100
     price: float  # $ per owned card-month (capex over 36 months, power, colo, staff)
+    serving: str | None = None  # the same GPU in the serving catalogue (mc card, pool entries)
 
 
-MODELS = {m.name: m for m in (BuyModel("chat-8b", 10_000.0, 0.20), BuyModel("premium-70b", 700.0, 2.50))}
-CHIPS = {c.name: c for c in (Chip("h100", 1.0, 2100.0), Chip("b200", 2.4, 2900.0),
-                             Chip("a100-used", 0.45, 1400.0))}
+MODELS = {m.name: m for m in (BuyModel("chat-8b", 10_000.0, 0.20, "8b"), BuyModel("premium-70b", 700.0, 2.50, "70b"))}
+CHIPS = {c.name: c for c in (Chip("h100", 1.0, 2100.0, "h100-sxm"), Chip("b200", 2.4, 2900.0, "b200"),
+                             Chip("a100-used", 0.45, 1400.0, "a100-80gb"))}
 CHIP_NAMES = tuple(CHIPS)  # the order of every per-chip array
 RENT_PREMIUM = 1.35  # a rented card bills 1.35 × the owned card-month
+
+
+def _lookup(field: str, name, table: dict, serving_lookup, aliases: dict) -> str:
+    """The buying catalogue's name for ``name``: its own name, or any name or alias
+    the serving catalogue gives the same model or GPU (``h100-sxm``, ``a100``,
+    ``8b``, ``llama-3-70b``, ...). Anything else fails, listing what is known."""
+    key = name.strip().lower() if isinstance(name, str) else name
+    if key in table:
+        return key
+    try:
+        same = serving_lookup(key).name if isinstance(key, str) else None
+    except v.ParamError:
+        same = None
+    for entry in table.values():
+        if same is not None and entry.serving == same:
+            return entry.name
+    serving = {e.serving for e in table.values()}
+    others = sorted((serving | {a for a, c in aliases.items() if c in serving}) - set(table))
+    v.fail(field, name, f"must be one of {', '.join(table)} (or another name of the same one: "
+           f"{', '.join(others)}); the buying catalogue (SPEC §4) has no other")
+
+
+def model_name(name: str, field: str = "model") -> str:
+    """``chat-8b`` or ``premium-70b``, from either catalogue's names."""
+    return _lookup(field, name, MODELS, serving_catalogue.model, serving_catalogue.MODEL_ALIASES)
+
+
+def chip_name(name: str, field: str = "chip") -> str:
+    """``h100``, ``b200`` or ``a100-used``, from either catalogue's names."""
+    return _lookup(field, name, CHIPS, serving_catalogue.gpu, serving_catalogue.GPU_ALIASES)
 
 
 def buy_model(model: str | BuyModel) -> BuyModel:
     if isinstance(model, BuyModel):
         return model
-    v.choice("model", model, MODELS)
-    return MODELS[model]
+    return MODELS[model_name(model)]
 
 
 def chip(name: str | Chip) -> Chip:
     if isinstance(name, Chip):
         return name
-    v.choice("chip", name, CHIPS)
-    return CHIPS[name]
+    return CHIPS[chip_name(name)]
 
 
 def card_rate(model: str | BuyModel, chip_: str | Chip) -> float:

@@ -22,8 +22,8 @@ from .._pytree import fields_dict, pytree_dataclass, section
 from ..fleet.demand import Demand
 from ..fleet.demand import profile as demand_profile
 from ..fleet.lottery import Lottery
-from ..units import SECONDS
-from .catalogue import CHIP_NAMES, CHIPS, MODELS, RENT_PREMIUM, BuyModel, Chip, buy_model, rent_to_fill
+from ..units import HOURS, SECONDS
+from .catalogue import CHIP_NAMES, CHIPS, MODELS, RENT_PREMIUM, BuyModel, Chip, buy_model, chip_name, rent_to_fill
 
 
 # -- a mix against a forecast ---------------------------------------------------------
@@ -51,8 +51,13 @@ def _per_chip(field: str, given: Mapping[str, Any] | tuple, check) -> tuple:
         given = dict(zip(CHIP_NAMES, given))
     if not isinstance(given, Mapping):
         v.fail(field, given, "must be a table of chip = value (chips: " + ", ".join(CHIP_NAMES) + ")")
-    for name in given:
-        v.choice(f"{field}.chip", name, CHIP_NAMES)
+    named = {}
+    for name, x in given.items():  # any catalogue's name of a chip (h100-sxm, a100, ...) is that chip
+        c = chip_name(name, f"{field}.chip")
+        if c in named:
+            v.fail(f"{field}.{name}", x, f"names chip {c} a second time")
+        named[c] = x
+    given = named
     return tuple(None if given.get(c) is None else check(f"{field}.{c}", given[c]) for c in CHIP_NAMES)
 
 
@@ -74,7 +79,8 @@ class Procurement:
         rent_cap: ``{chip: most cards}`` that may be rented.
         api: whether an API serves what cards cannot (else it goes unserved).
         api_price, h100_rate: override the model's $ per 1M tokens and tok/s per H100.
-        prices: ``{chip: $ per owned card-month}`` overrides.
+        prices: ``{chip: $ per owned card-month}`` overrides (in a file or ``from_dict``:
+            ``price_month``, or ``price_hour`` in $ per card-hour, as a pool entry's price).
         rent_premium: a rented card-month bills this × the owned price.
         slots: quality draws per chip (≥ owned + rented); default exactly that.
             Padding does not change a month's draws (counter-based keys).
@@ -196,17 +202,19 @@ class Procurement:
         for name in SECTIONS:
             out[name] = fields_dict(out[name])
         out["slots"] = None
-        return out
+        return {("price_month" if k == "prices" else k): x for k, x in out.items()}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], base: "Procurement | None" = None) -> "Procurement":
         """From plain data (the TOML layout); fields not given come from ``base``."""
-        known = [f.name for f in dataclasses.fields(cls) if f.init]
+        known = [PRICES[0] if f.name == "prices" else f.name for f in dataclasses.fields(cls) if f.init] + list(PRICES[1:])
         for key in data:
             if key not in known:
                 v.fail(key, data[key], "is not a procurement field; known: " + ", ".join(known))
+        data = _month_prices(data)
         old = base.to_dict() if base is not None else {}
         merged = {**old, **data}
+        merged["prices"] = merged.pop("price_month", {})
         for name, scls in SECTIONS.items():
             if name in merged:  # a section given updates the base's, field by field
                 merged[name] = section(name, scls, data.get(name, {}), old.get(name))
@@ -214,6 +222,28 @@ class Procurement:
 
     def replace(self, **kw) -> "Procurement":
         return Procurement.from_dict(kw, base=self)
+
+
+# The owned card-month prices per chip, by the names a pool entry's price takes:
+# $ per card-month (``prices`` is its older name) or $ per card-hour (× 730 h).
+PRICES = ("price_month", "price_hour", "prices")
+
+
+def _month_prices(data: Mapping[str, Any]) -> dict:
+    """``data`` with at most one of ``PRICES`` given, as ``price_month``."""
+    data = dict(data)
+    given = [k for k in PRICES if k in data]
+    if len(given) > 1:
+        v.fail("prices", {k: data[k] for k in given}, "give one table of prices: price_month ($ per owned "
+               "card-month) or price_hour ($ per card-hour, 730 hours a month)")
+    if given == ["price_hour"]:
+        table = data.pop("price_hour")
+        if not isinstance(table, Mapping):
+            v.fail("price_hour", table, "must be a table of chip = $ per card-hour")
+        data["price_month"] = {c: v.positive(f"price_hour.{c}", x) * HOURS for c, x in table.items()}
+    elif given == ["prices"]:
+        data["price_month"] = data.pop("prices")
+    return data
 
 
 def _cents(dollars: float) -> int:

@@ -11,7 +11,25 @@ def add_sampling(p: argparse.ArgumentParser, n: int) -> None:
     p.add_argument("--n", type=int, default=n, help=f"fleet-months to simulate (default {n:,})")
     p.add_argument("--seed", type=int, default=0, help="seed; month i uses fold_in(key(seed), i) (default 0)")
     p.add_argument("--chunk", type=int, default=None, help="fleet-months per device batch (default: automatic)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_progress(p)
+
+
+def add_progress(p: argparse.ArgumentParser) -> None:
+    """``--quiet`` and ``--progress``: the bar (months/s and an ETA, on stderr) shows
+    on a terminal unless ``--quiet`` or ``--json``; ``--progress`` forces it."""
+    p.add_argument("--quiet", action="store_true", help="no progress bar or messages on stderr")
+    p.add_argument("--progress", action="store_true",
+                   help="a progress bar (months/s, ETA) on stderr even when it is not a terminal or with --json")
+
+
+def progress_of(args) -> bool | None:
+    """What ``progress=`` a command passes on: False with ``--quiet``, True with
+    ``--progress``, False with ``--json``, else None (only on a terminal)."""
+    if getattr(args, "quiet", False):
+        return False
+    if getattr(args, "progress", False):
+        return True
+    return False if getattr(args, "json", False) else None
 
 
 def print_json(obj: Any) -> None:

@@ -5,20 +5,22 @@ from __future__ import annotations
 import time
 
 from .. import buy, files
-from ..studies import manifest
+from ..studies import figures, manifest
 from ..studies.reports import buy_headline, format_buy
-from ._common import print_json
+from ._common import add_progress, print_json, progress_of
+
 
 def run(args) -> int:
     plan = files.procurement(args.plan)
     t0 = time.perf_counter()
-    result = buy.simulate(plan, args.n, seed=args.seed, chunk=args.chunk)
+    result = buy.simulate(plan, args.n, seed=args.seed, chunk=args.chunk, progress=progress_of(args))
     if args.json:
         print_json({"plan": args.plan, "describe": plan.describe(), "n": result.n, "seed": result.seed,
                     "owned": dict(zip(buy.CHIP_NAMES, plan.owned)),
                     "rented": dict(zip(buy.CHIP_NAMES, plan.rented)),
                     **buy_headline(result), "summary": result.summary,
-                    "provenance": manifest.provenance(plan=plan.to_dict(), seed=result.seed, n=result.n,
+                    "figures": figures.of_summary(result.summary, figures.BUY_UNITS),
+                    "provenance": manifest.provenance(scenario=plan.to_dict(), seed=result.seed, n=result.n,
                                                       wall_s=round(time.perf_counter() - t0, 3))})
     else:
         print(format_buy(args.plan, result))
@@ -35,4 +37,5 @@ def register(sub) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed; month i uses fold_in(key(seed), i) (default 0)")
     p.add_argument("--chunk", type=int, default=None, help="months per device batch (default: automatic)")
     p.add_argument("--json", action="store_true", help="print a JSON object")
+    add_progress(p)
     p.set_defaults(func=run)

@@ -7,7 +7,7 @@ import sys
 from .. import serving
 from ..serving import catalogue
 from ..serving import latency as lat
-from ._common import print_json
+from ._common import add_progress, print_json, progress_of
 
 _SHOWN = (("ttft_p50", "TTFT p50", "s"), ("ttft_p95", "TTFT p95", "s"), ("ttft_p99", "TTFT p99", "s"),
           ("wait_mean", "mean wait", "s"), ("itl_mean", "inter-token", "s"), ("e2e_p95", "end-to-end p95", "s"),
@@ -33,7 +33,7 @@ def _table(res: lat.LatencyResult) -> list[str]:
 
 def run(args) -> int:
     s = _config(args)
-    progress = False if args.quiet else None
+    progress = progress_of(args)
     head = (f"{s.model} on {s.gpu}, {s.batcher} batcher (max batch {s.max_batch}"
             + (f", max wait {s.max_wait:g} s" if s.batcher == "static" else "") + f"; {s.slots} slots)")
     price = None if args.price_hour is None else serving.tokens_per_dollar(1.0, args.price_hour) / 1.0
@@ -55,7 +55,7 @@ def run(args) -> int:
             if price is not None:
                 print(f"  tokens per dollar {out['tokens_per_dollar']:,.0f} at ${args.price_hour:g}/h")
         return 130 if res.summary.get("partial") else 0
-    log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr))
+    log = None if args.quiet or (args.json and not args.progress) else (lambda msg: print(msg, file=sys.stderr))
     got = lat.slo_rate(s, args.slo_ttft, percentile=args.percentile, share=args.share,
                        replications=args.replications, seed=args.seed, rel_tol=args.rel_tol, chunk=args.chunk,
                        progress=progress, log=log)
@@ -125,5 +125,5 @@ def register(sub) -> None:
     p.add_argument("--chunk", type=int, default=None, help="replications per device batch (default: automatic)")
     p.add_argument("--price-hour", type=float, default=None, help="$ per card-hour, to add tokens per dollar")
     p.add_argument("--json", action="store_true", help="print a JSON object")
-    p.add_argument("--quiet", action="store_true", help="no progress")
+    add_progress(p)
     p.set_defaults(func=run)

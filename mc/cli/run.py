@@ -16,9 +16,9 @@ import time
 from .. import _validate as v
 from .. import files
 from ..fleet import simulate
-from ..studies import manifest
+from ..studies import figures, manifest
 from ..studies.reports import format_summary
-from ._common import add_sampling, print_json
+from ._common import add_sampling, print_json, progress_of
 
 _HOST_PORT = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.-]*):(\d{1,5})$")
 
@@ -58,7 +58,7 @@ def run(args) -> int:
     import jax
 
     lead = jax.process_index() == 0
-    progress = False if args.quiet or not lead else (True if args.progress else None)
+    progress = progress_of(args) if lead else False
     t0 = time.perf_counter()
     result = simulate(scenario, args.n, seed=args.seed, chunk=args.chunk, keep_samples=args.out is not None,
                       devices=args.devices, progress=progress)
@@ -74,6 +74,7 @@ def run(args) -> int:
         manifest.write_beside(args.out, made)
     if args.json:
         print_json({"scenario": args.scenario, "seed": args.seed, **result.summary,
+                    "figures": figures.of_summary(result.summary, figures.FLEET_UNITS),
                     "provenance": manifest.provenance(scenario=scenario.to_dict(), seed=args.seed, n=result.n,
                                                       wall_s=wall)})
     else:
@@ -95,8 +96,6 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--devices", type=int, default=None,
                    help="use the first N local devices (default: all)")
-    p.add_argument("--progress", action="store_true",
-                   help="a progress bar even when stderr is not a terminal")
     g = p.add_argument_group("several hosts (jax.distributed)")
     g.add_argument("--coordinator", metavar="HOST:PORT", default=None,
                    help="address of process 0; every process passes the same one")

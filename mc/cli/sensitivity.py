@@ -7,7 +7,7 @@ from pathlib import Path
 
 from .. import files
 from ..studies import sensitivity as sens
-from ._common import print_json
+from ._common import add_progress, print_json, progress_of
 
 
 def format_report(scenario: str, rep: dict) -> str:
@@ -44,7 +44,7 @@ def run(args) -> int:
                                     else Path("results") / "sensitivity" / Path(args.scenario).stem)
     t0 = time.perf_counter()
     result = sens.sensitivity(base, ranges, samples=args.samples, months=args.months, seed=args.seed,
-                              chunk=args.chunk, progress=False if args.quiet else None)
+                              chunk=args.chunk, progress=progress_of(args))
     wall = time.perf_counter() - t0
     rep = result.report()
     sens.save(result, base, out, wall_s=wall)
@@ -73,5 +73,5 @@ def register(sub) -> None:
     p.add_argument("--out", metavar="DIR", default=None,
                    help="output folder (default results/sensitivity/<scenario stem>)")
     p.add_argument("--json", action="store_true", help="print the indices as JSON")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_progress(p)
     p.set_defaults(func=run)

@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import files
+from ..studies import manifest
 from ..studies import sweep as sweeps
 from ..studies.reports import sweep_table
+from ._common import add_progress, print_json, progress_of
 
 
 def run(args) -> int:
@@ -20,11 +22,19 @@ def run(args) -> int:
         spec = sweeps.Sweep(**{**{f: getattr(spec, f) for f in ("base", "grid", "n", "seed", "derive")}, **changes})
     out = files.check_output_folder(args.out if args.out is not None else Path("results") / Path(args.file).stem)
     n_points = len(sweeps.points(spec))  # validates every grid point first
-    if not args.quiet:
+    talk = not (args.quiet or args.json)
+    if talk:
         print(f"{n_points} grid points x {spec.n:,} fleet-months, seed {spec.seed} -> {out}")
-    outcome = sweeps.run(spec, out, chunk=args.chunk, progress=False if args.quiet else (True if args.progress else None),
-                         fresh=args.fresh, desc=Path(args.file).stem)
-    if not args.quiet:
+    outcome = sweeps.run(spec, out, chunk=args.chunk, progress=progress_of(args), fresh=args.fresh,
+                         desc=Path(args.file).stem)
+    if args.json:
+        print_json({"sweep": args.file, "grid": list(spec.grid), "n": spec.n, "seed": spec.seed,
+                    "points": sweeps.figures_by_point(outcome.table, list(spec.grid)),
+                    "table": str(out / "sweep.parquet"), "manifest": str(out / "manifest.json"),
+                    "provenance": manifest.provenance(scenario=spec.config(), seed=spec.seed, n=spec.n,
+                                                      points=n_points, computed=outcome.computed,
+                                                      reused=outcome.reused, wall_s=round(outcome.wall_s, 3))})
+    elif talk:
         print(sweep_table(outcome.table, list(spec.grid)))
         print()
         print(f"{outcome.computed} computed, {outcome.reused} reused, {outcome.wall_s:.1f} s; "
@@ -44,6 +54,7 @@ def register(sub) -> None:
     p.add_argument("--chunk", type=int, default=None, help="fleet-months per device batch (default: automatic)")
     p.add_argument("--out", metavar="DIR", default=None, help="output folder (default results/<file stem>)")
     p.add_argument("--fresh", action="store_true", help="recompute points already on disk")
-    p.add_argument("--quiet", action="store_true", help="no progress bar, table or messages")
-    p.add_argument("--progress", action="store_true", help="a progress bar even when stderr is not a terminal")
+    p.add_argument("--json", action="store_true",
+                   help="print each grid point's figures and the provenance as JSON (instead of the table)")
+    add_progress(p)
     p.set_defaults(func=run)

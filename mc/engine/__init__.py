@@ -24,6 +24,8 @@ from .reduce import summarise as summarise
 from .summary import Z95 as Z95
 from .summary import describe as describe
 from .summary import figure as figure
+from .summary import mean_figure as mean_figure
+from .summary import pass_figure as pass_figure
 from .summary import exact_percentile as exact_percentile
 from .summary import of_columns as of_columns
 from .summary import pass_count as pass_count
@@ -31,5 +33,5 @@ from .summary import wilson as wilson
 
 __all__ = ["AXIS", "DEFAULT_CHUNK", "Run", "check_run_args", "device_list", "first_chunk", "leading", "memory_budget", "month_keys",
            "progress_bar", "sample", "stream", "to_host", "Schema", "BINS", "Accumulator", "Summarised",
-           "plan", "ranges_from", "summarise", "Z95", "describe", "figure", "exact_percentile", "of_columns",
+           "plan", "ranges_from", "summarise", "Z95", "describe", "figure", "mean_figure", "pass_figure", "exact_percentile", "of_columns",
            "pass_count", "wilson"]

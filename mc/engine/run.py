@@ -266,18 +266,35 @@ def interruptible() -> Iterator[Stop]:
         signal.signal(signal.SIGINT, previous)
 
 
-def progress_bar(total: int, enabled: bool | None, unit: str = "months"):
+def progress_bar(total: int, enabled: Any, unit: str = "months", desc: str | None = None):
     """A tqdm bar in fleet-months (or ``unit``) per second with an ETA, on stderr.
-    ``enabled``: True always, False never, None only when stderr is a terminal.
-    Without a bar to show, tqdm is not needed (a machine may run the engine with
-    jax and NumPy alone, as the GPU check does)."""
+    ``enabled``: True always, False never, None only when stderr is a terminal; or a
+    bar already open (one that several runs share: a command over many scenarios),
+    which is used as it is and left open. Without a bar to show, tqdm is not
+    needed (a machine may run the engine with jax and NumPy alone, as the GPU
+    check does)."""
+    if hasattr(enabled, "update"):
+        return _Shared(enabled)
     show = sys.stderr.isatty() if enabled is None else bool(enabled)
     if not show:
         return _NoBar()
     from tqdm import tqdm
 
     return tqdm(total=total, unit=" " + unit, unit_scale=True, disable=not show, file=sys.stderr,
-                dynamic_ncols=True, smoothing=0.1, mininterval=0.5)
+                dynamic_ncols=True, smoothing=0.1, mininterval=0.5, desc=desc)
+
+
+class _Shared:
+    """A bar handed in by the caller: entered and left without closing it."""
+
+    def __init__(self, bar):
+        self.bar = bar
+
+    def __enter__(self):
+        return self.bar
+
+    def __exit__(self, *exc):
+        return False
 
 
 class _NoBar:
@@ -287,7 +304,16 @@ class _NoBar:
     def __exit__(self, *exc):
         return False
 
-    def update(self, n: int) -> None:
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def set_postfix_str(self, *args, **kw) -> None:
+        pass
+
+    def set_description_str(self, *args, **kw) -> None:
+        pass
+
+    def close(self) -> None:
         pass
 
 

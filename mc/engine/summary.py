@@ -40,6 +40,24 @@ def figure(value: float, lo: float | None = None, hi: float | None = None, units
     return out
 
 
+def mean_figure(mean: float, std: float, n: int, units: str = "") -> dict:
+    """A mean over ``n`` months as a ``figure``, with its normal 95% interval
+    ``mean ± Z95 · s / sqrt(n)`` (``s`` the sample std from the population ``std``;
+    no interval below two months)."""
+    if n < 2 or not math.isfinite(std):
+        return figure(mean, units=units)
+    half = Z95 * std / math.sqrt(n - 1)
+    return figure(mean, mean - half, mean + half, units)
+
+
+def pass_figure(p: Mapping) -> dict:
+    """A pass rate (``pass_count``'s ``{rate, lo, hi, n}``) as a ``figure`` with its
+    95% Wilson interval, units ``"share"``."""
+    if not p.get("n"):
+        return figure(math.nan, units="share")
+    return figure(p["rate"], p["lo"], p["hi"], "share")
+
+
 def describe(x: np.ndarray) -> dict[str, float]:
     """mean, std (population), p5/p50/p95 (linear interpolation) of a sample."""
     x = np.asarray(x, dtype=np.float64)

@@ -108,7 +108,8 @@ def slo_card(entry: Mapping[str, Any]) -> CardClass:
     throughput at the highest arrival rate whose ``percentile`` TTFT is at most
     ``slo_ttft`` in at least ``share`` of ``replications``.
 
-    ``entry``: ``rated_from = "slo"``, ``price`` ($ per card-month), ``model``,
+    ``entry``: ``rated_from = "slo"``, ``price_month`` ($ per card-month; ``price`` is
+    its older name) or ``price_hour`` ($ per card-hour), ``model``,
     ``gpu``, ``slo_ttft`` (s), optionally ``name`` (default ``model@gpu``),
     ``percentile``, ``share``, ``replications``, ``seed``, ``rel_tol`` and any field of
     ``mc.serving.latency.Serving`` (batcher, max_batch, prompt_mean, ...).
@@ -116,15 +117,15 @@ def slo_card(entry: Mapping[str, Any]) -> CardClass:
     """
     entry = dict(entry)
     v.choice("rated_from", entry.pop("rated_from", None), ["slo"])
-    known = {"name", "price", *SLO_SEARCH, *SLO_QUEUE}
+    known = {"name", *PRICES, *SLO_SEARCH, *SLO_QUEUE}
     for key in entry:
         if key not in known:
             v.fail(f"pool.{key}", entry[key], "is not a field of an SLO-rated card; known: " + ", ".join(sorted(known)))
-    for key in ("price", "model", "gpu", "slo_ttft"):
+    for key in ("model", "gpu", "slo_ttft"):
         if key not in entry:
             v.fail("pool", entry, f"an SLO-rated card needs {key}")
-    price = v.positive("price", entry.pop("price"))
     name = entry.pop("name", f"{entry['model']}@{entry['gpu']}")
+    price = entry_price(entry, f"pool.{name}")
     search = {k: entry.pop(k, d) for k, d in SLO_SEARCH.items()}
     queue = latency.Serving(**entry)
     return CardClass(name=name, rated=_slo_tok_s(queue, tuple(sorted(search.items()))), price=price)

@@ -79,8 +79,12 @@ GPUS: dict[str, GPUSpec] = {g.name: g for g in (
             "(733 with sparsity)"),
 )}
 
-MODEL_ALIASES = {"llama3-8b": "llama-3-8b", "llama3-70b": "llama-3-70b"}
-GPU_ALIASES = {"a100": "a100-80gb", "h100": "h100-sxm", "h200-sxm": "h200", "hgx-b200": "b200"}
+# Other names of the same model or GPU; the last ones are the buying catalogue's
+# (SPEC §4: chat-8b and premium-70b are the generic 8b and 70b, a100-used an A100
+# 80GB bought used), so every command takes every name.
+MODEL_ALIASES = {"llama3-8b": "llama-3-8b", "llama3-70b": "llama-3-70b", "chat-8b": "8b", "premium-70b": "70b"}
+GPU_ALIASES = {"a100": "a100-80gb", "h100": "h100-sxm", "h200-sxm": "h200", "hgx-b200": "b200",
+               "a100-used": "a100-80gb"}
 
 
 def _lookup(kind: str, name: str, table: dict, aliases: dict):

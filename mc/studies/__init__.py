@@ -3,6 +3,7 @@ manifests, and the report tables the commands print."""
 
 from . import bench as bench
 from . import calibrate as calibrate
+from . import figures as figures
 from . import manifest as manifest
 from . import numpy_month as numpy_month
 from . import reports as reports
@@ -12,5 +13,5 @@ from .calibrate import Calibration as Calibration
 from .sensitivity import Sensitivity as Sensitivity
 from .sweep import Sweep as Sweep
 
-__all__ = ["bench", "calibrate", "manifest", "numpy_month", "reports", "sensitivity", "sweep", "Calibration",
+__all__ = ["bench", "calibrate", "figures", "manifest", "numpy_month", "reports", "sensitivity", "sweep", "Calibration",
            "Sensitivity", "Sweep"]

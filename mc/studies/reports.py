@@ -11,6 +11,7 @@ from ..buy import BuyResult
 from ..serving import Card, catalogue
 from ..units import SECONDS
 from .calibrate import Calibration
+from .figures import FLEET_UNITS, of_summary
 
 # (key, label, format) in the order the table and the JSON give them.
 PRESET_ROWS = [
@@ -48,6 +49,8 @@ def preset_row(name: str, result) -> dict:
         "pass_eviction": passes["eviction"]["rate"],
         # 95% Wilson intervals of the pass rates
         **{f"pass_{c}_{end}": passes[c][end] for c in ("capacity", "convergence", "eviction") for end in ("lo", "hi")},
+        # every figure in the shape of every --json (the same block as mc run --json)
+        "figures": of_summary(s, FLEET_UNITS),
     }
 
 
@@ -61,16 +64,8 @@ def presets_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 STATS = ("mean", "std", "p5", "p50", "p95")
-# Each output's unit and how its cells print; tokens are shown in millions.
-UNITS = {
-    "bill": "$", "warm_bill": "$", "churn_bill": "$", "ideal_bill": "$", "idle_burn": "$",
-    "convergence": "ratio", "wrong_share": "share", "shortfall": "share",
-    "n_run": "cards", "n_evicted": "cards", "n_wrong": "cards",
-    # SPEC §6
-    "n_replaced": "cards", "mean_run": "cards", "quality_end": "q", "lemons_end": "cards",
-    "lemons_evicted": "cards", "first_eviction_hour": "h",
-    "demand_tokens": "M tokens", "delivered_tokens": "M tokens", "capacity_tokens": "M tokens",
-}
+# Each output's unit as the table prints it (tokens in millions, "ratio" for a ratio).
+UNITS = {c: {"": "ratio", "tokens": "M tokens"}.get(u, u) for c, u in FLEET_UNITS.items()}
 SCALE = {"demand_tokens": 1e-6, "delivered_tokens": 1e-6, "capacity_tokens": 1e-6}
 
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -237,9 +236,11 @@ def rows(point: Point, result, derived: dict[str, np.ndarray] | None = None) -> 
     return frame
 
 
-def evaluate(point: Point, sweep: Sweep, *, chunk: int | None = None) -> pd.DataFrame:
-    """Simulate one grid point and return its rows."""
-    result = simulate(point.scenario, sweep.n, seed=sweep.seed, chunk=chunk, keep_samples=bool(sweep.derive))
+def evaluate(point: Point, sweep: Sweep, *, chunk: int | None = None, progress: Any = False) -> pd.DataFrame:
+    """Simulate one grid point and return its rows (``progress``: as ``simulate``'s,
+    or a bar shared by the points)."""
+    result = simulate(point.scenario, sweep.n, seed=sweep.seed, chunk=chunk, keep_samples=bool(sweep.derive),
+                      progress=progress)
     derived = None
     if sweep.derive:
         derived = {}
@@ -270,34 +271,27 @@ def run(sweep: Sweep, out: str | Path, *, chunk: int | None = None, progress: bo
     """Run every grid point not already on disk and write the combined table.
 
     Writes ``out/points/<key>.parquet`` per point, then ``out/sweep.parquet`` and
-    ``out/manifest.json``, each atomically. ``progress``: a tqdm bar over grid
-    points (default: only when stderr is a terminal). ``fresh``: recompute every
-    point even if its file exists.
+    ``out/manifest.json``, each atomically. ``progress``: a bar over the months of
+    the points still to compute (months/s and an ETA; default: only when stderr is a
+    terminal). ``fresh``: recompute every point even if its file exists.
     """
-    from tqdm.auto import tqdm
-
     start = time.perf_counter()
     pts = points(sweep)  # validates every point before anything runs
     out = Path(out)
     pdir = out / "points"
     pdir.mkdir(parents=True, exist_ok=True)
-    computed = reused = 0
+    computed = 0
     with _lock(out):
         for stale in pdir.glob(".*.tmp"):  # left by a run killed mid-write
             stale.unlink(missing_ok=True)
-        if progress is None:
-            progress = sys.stderr.isatty()
-        bar = tqdm(pts, desc=desc or out.name, unit="pt", disable=not progress, leave=True,
-                   dynamic_ncols=True)
-        for point in bar:
-            path = pdir / f"{point.key}.parquet"
-            if path.exists() and not fresh:
-                reused += 1
-                continue
-            frame = evaluate(point, sweep, chunk=chunk)
-            files.atomic_write(path, lambda tmp, f=frame: f.to_parquet(tmp, index=False))
-            computed += 1
-        bar.close()
+        todo = [p for p in pts if fresh or not (pdir / f"{p.key}.parquet").exists()]
+        with _points_bar(todo, sweep, progress, desc or out.name) as bar:
+            for i, point in enumerate(todo, 1):
+                bar.set_postfix_str(f"point {i}/{len(todo)}", refresh=False)
+                frame = evaluate(point, sweep, chunk=chunk, progress=bar)
+                files.atomic_write(pdir / f"{point.key}.parquet", lambda tmp, f=frame: f.to_parquet(tmp, index=False))
+                computed += 1
+        reused = len(pts) - computed
         table = pd.concat([pd.read_parquet(pdir / f"{p.key}.parquet") for p in pts], ignore_index=True)
         wall = time.perf_counter() - start
         files.atomic_write(out / "sweep.parquet", lambda tmp: table.to_parquet(tmp, index=False))
@@ -308,14 +302,30 @@ def run(sweep: Sweep, out: str | Path, *, chunk: int | None = None, progress: bo
 def table(sweep: Sweep, *, chunk: int | None = None, progress: bool | None = None,
           desc: str | None = None) -> pd.DataFrame:
     """The sweep's table computed in memory (nothing written, nothing resumed)."""
-    from tqdm.auto import tqdm
-
     pts = points(sweep)
-    if progress is None:
-        progress = sys.stderr.isatty()
-    frames = [evaluate(p, sweep, chunk=chunk)
-              for p in tqdm(pts, desc=desc, unit="pt", disable=not progress, dynamic_ncols=True)]
+    with _points_bar(pts, sweep, progress, desc) as bar:
+        frames = [evaluate(p, sweep, chunk=chunk, progress=bar) for p in pts]
     return pd.concat(frames, ignore_index=True)
+
+
+def _points_bar(pts: list, sweep: Sweep, progress: bool | None, desc: str | None):
+    """One bar over the months of ``pts`` (months/s, ETA), shared by their runs."""
+    from ..engine import progress_bar
+
+    return progress_bar(len(pts) * sweep.n, progress, desc=desc)
+
+
+def figures_by_point(table: pd.DataFrame, fields: list[str]) -> list[dict]:
+    """Each grid point's fields and figures in the shape of every ``--json``
+    (``mc.studies.figures``): ``[{"point", "fields", "figures"}]``."""
+    from .figures import FLEET_UNITS, of_rows
+
+    out = []
+    for point, g in table.groupby("point", sort=True):
+        first = g.iloc[0]
+        out.append({"point": int(point), "fields": {f: _plain(first[f]) for f in fields},
+                    "figures": of_rows(g, FLEET_UNITS)})
+    return out
 
 
 def manifest(sweep: Sweep, **extra) -> dict:
@@ -366,5 +376,5 @@ class _lock:
         self.fh.close()
 
 
-__all__ = ["Sweep", "Point", "Outcome", "load", "points", "run", "table", "read", "wide", "manifest",
+__all__ = ["Sweep", "Point", "Outcome", "load", "points", "run", "table", "figures_by_point", "read", "wide", "manifest",
            "flatten_grid", "check_grid", "label", "rows"]

@@ -43,3 +43,9 @@ def test_bad_slo_entries_are_refused(entry, match):
     base = {k: v for k, v in base.items() if v is not None}
     with pytest.raises(mc.ParamError, match=match):
         slo_card(base)
+
+
+def test_an_slo_entry_prices_like_a_hardware_entry():
+    by_month = slo_card({"rated_from": "slo", "price_month": 1825, **QUEUE, **SEARCH})
+    by_hour = slo_card({"rated_from": "slo", "price_hour": 2.5, **QUEUE, **SEARCH})
+    assert by_hour.price == pytest.approx(1825.0) and by_hour.rated == by_month.rated

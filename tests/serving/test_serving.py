@@ -122,8 +122,8 @@ def test_card_class():
 
 
 @pytest.mark.parametrize("kw, message", [
-    (dict(model="gpt-9"), "model='gpt-9': must be one of 70b, 8b, llama-3-70b"),
-    (dict(gpu="v100"), "gpu='v100': must be one of a100, a100-80gb, b200"),
+    (dict(model="gpt-9"), "model='gpt-9': must be one of 70b, 8b, chat-8b, llama-3-70b"),
+    (dict(gpu="v100"), "gpu='v100': must be one of a100, a100-80gb, a100-used, b200"),
     (dict(batch=0), "batch=0"),
     (dict(weight_bytes_per_param=0), "weight_bytes=0"),
     (dict(weight_bytes_per_param=2), "70b weights take 1.4e+11 bytes but h100-sxm has 7.731e+10 usable"),

@@ -1,0 +1,35 @@
+"""``make study`` (experiments/run_all.py) runs every study and draws every figure,
+and says which step runs and how far the job is."""
+
+import importlib.util
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+# Experiments that are not studies of the job: shared helpers, the job itself, and a
+# benchmark (PERFORMANCE.md) whose timings would change the results each run.
+NOT_STUDIES = {"_study", "run_all", "latency_bench"}
+
+
+def job():
+    spec = importlib.util.spec_from_file_location("run_all", ROOT / "experiments" / "run_all.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_every_study_and_figure_is_in_the_job():
+    mod = job()
+    studies = {p.stem for p in (ROOT / "experiments").glob("*.py")} - NOT_STUDIES
+    assert studies - {"seed_stories"} == {name for name, _ in mod.STUDIES}
+    assert {p.stem for p in (ROOT / "figures").glob("fig_*.py")} == set(mod.FIGURES)
+    assert {p.stem for p in (ROOT / "figures").glob("fig_*.png")} == set(mod.FIGURES)  # each one committed
+
+
+def test_steps_say_which_runs_and_how_far(capsys):
+    steps = job().Steps(2, quiet=False)
+    steps.run("first", lambda: None)
+    steps.run("second", lambda: None)
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("[step 1/2, 0:00 elapsed] first ...")
+    assert err[1].startswith("[step 1/2, 0:00 elapsed] first done in")
+    assert err[3].startswith("[step 2/2, 0:00 elapsed] second done in")
