@@ -94,6 +94,19 @@ def to_toml(data: dict, header: str = "") -> str:
     return "\n".join(lines) + "\n"
 
 
+def read_one_table(path: str | Path, key: str, example: str) -> Any:
+    """The one ``[key]`` table of a TOML file that holds nothing else (a grid
+    file, a ranges file); anything else in it, or no such table, is a one-line
+    ``ParamError`` (``example`` shows a line of the table)."""
+    data = read_toml(path)
+    unknown = sorted(set(data) - {key})
+    if unknown:
+        v.fail(unknown[0], data[unknown[0]], f"is not a {key}-file key; the file holds one [{key}] table")
+    if key not in data:
+        v.fail(key, None, f"{path} must hold a [{key}] table, e.g. {example}")
+    return data[key]
+
+
 def read_trace_csv(path: str | Path) -> np.ndarray:
     """730 hourly demands from a CSV: one number a line, or a ``demand`` column."""
     import pandas as pd
@@ -295,6 +308,6 @@ def write_text(path: str | Path, text: str) -> None:
     atomic_write(path, write)
 
 
-__all__ = ["read_toml", "read_trace_csv", "scenario_from_data", "procurement_from_data", "load_scenario",
+__all__ = ["read_toml", "read_one_table", "read_trace_csv", "scenario_from_data", "procurement_from_data", "load_scenario",
            "load_procurement", "scenario", "procurement", "check_output", "check_output_folder", "atomic_write",
            "write_table", "write_text", "OUTPUT_FORMATS", "MAX_INPUT_BYTES"]

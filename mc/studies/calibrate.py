@@ -56,6 +56,7 @@ import pandas as pd
 
 from .. import _validate as v
 from ..engine import Z95, figure, wilson
+from .. import files
 from ..files import atomic_write, write_text
 from ..fleet import Scenario
 from ..fleet import month as fleet_month
@@ -153,15 +154,7 @@ def default_grid(base: Scenario) -> dict[str, list]:
 
 def load_grid(path) -> dict[str, list]:
     """The ``[grid]`` table of a TOML file (``"window.hours" = [1, 24, 168]``)."""
-    from .. import files
-
-    data = files.read_toml(path)
-    unknown = sorted(set(data) - {"grid"})
-    if unknown:
-        v.fail(unknown[0], data[unknown[0]], "is not a grid-file key; the file holds one [grid] table")
-    if "grid" not in data:
-        v.fail("grid", None, f'{path} must hold a [grid] table, e.g. "window.hours" = [1, 24, 168]')
-    return flatten_grid(data["grid"])
+    return flatten_grid(files.read_one_table(path, "grid", '"window.hours" = [1, 24, 168]'))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -90,13 +90,7 @@ def check_samples(samples: Any, n_vars: int) -> int:
 
 def load_ranges(path) -> dict:
     """The ``[ranges]`` table of a TOML file (``"window.hours" = [1, 168]``)."""
-    data = files.read_toml(path)
-    unknown = sorted(set(data) - {"ranges"})
-    if unknown:
-        v.fail(unknown[0], data[unknown[0]], "is not a ranges-file key; the file holds one [ranges] table")
-    if "ranges" not in data:
-        v.fail("ranges", None, f'{path} must hold a [ranges] table, e.g. "window.hours" = [1, 168]')
-    return data["ranges"]
+    return files.read_one_table(path, "ranges", '"window.hours" = [1, 168]')
 
 
 # -- sampling and analysis (SALib) --------------------------------------------------------
