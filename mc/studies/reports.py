@@ -212,8 +212,14 @@ def format_calibration(name: str, result: Calibration, k: int = 4) -> str:
             lines.append("identical settings (the same outputs every month): " + r["names"])
     if result.saving is not None:
         v, lo, hi = result.saving
-        lines.append(f"against the current setting it saves ${v:,.0f} a month [95% CI {lo:,.0f}, {hi:,.0f}] "
-                     "(paired, the same months)")
+        if v >= 0:
+            lines.append(f"against the current setting it saves ${v:,.0f} a month [95% CI {lo:,.0f}, {hi:,.0f}] "
+                         "(paired, the same months)")
+        else:
+            cur = t.loc[result.current]
+            why = "which does not meet the limits" if not cur["feasible"] else "which did not finish the race"
+            lines.append(f"it costs ${-v:,.0f} a month more than the current setting [95% CI {-hi:,.0f}, {-lo:,.0f}] "
+                         f"(paired, the same months), {why}")
     merged = int((t["settings"] > 1).sum())
     if merged:
         lines.append(f"{merged} rows merge identical settings ({int(t['settings'].sum()) - len(t)} settings folded)")
