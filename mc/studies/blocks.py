@@ -98,8 +98,8 @@ def run(scenarios: list[Scenario], pick: Pick, months: int, **kw) -> dict[str, n
     """``{figure: (months, settings)}``: every month's figures of every scenario
     (``pieces``' arguments)."""
     out: dict[str, np.ndarray] = {}
+    first = kw.get("first", 0)
     for part, start, got in pieces(scenarios, pick, months, **kw):
-        first = kw.get("first", 0)
         for k, x in got.items():
             if k not in out:
                 out[k] = np.zeros((months, len(scenarios)) + x.shape[2:], x.dtype)

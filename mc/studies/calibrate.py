@@ -87,7 +87,6 @@ FIGURES = {
 # objective -> (figure, sense): +1 lower is better, -1 higher is better.
 OBJECTIVES = {"bill": ("bill", 1), "convergence": ("convergence", -1), "shortfall": ("shortfall", 1),
               "wrong_mean": ("wrong_mean", 1)}
-STATUSES = ("recommended", "finished", "raced out", "breaks a limit")
 
 
 # -- one month's figures ------------------------------------------------------------------
@@ -537,7 +536,7 @@ def calibrate(scenario: Scenario, grid: dict[str, Any] | None = None, *, objecti
     cur = int(table.index[table["current"]][0])
     saving = None
     if best is not None and cur != best:
-        saving = _paired_saving(final, table, cur, best)
+        saving = _paired_saving(table, cur, best)
     return Calibration(table, best, closest, cur, fields, limits, objective, int(n), int(first), int(seed),
                        stages, searched, time.perf_counter() - start, months_run, saving)
 
@@ -583,7 +582,7 @@ def _table(rows: list[Row], found: list[Setting], fields: list[str], limits: Lim
     return t
 
 
-def _paired_saving(rows: list[Row], table: pd.DataFrame, cur: int, best: int) -> tuple[float, float, float]:
+def _paired_saving(table: pd.DataFrame, cur: int, best: int) -> tuple[float, float, float]:
     a, b = table.loc[cur, "_row"], table.loc[best, "_row"]
     m = min(a.m, b.m)
     d = (a.months["bill"][:m] - b.months["bill"][:m]).astype(np.float64) / 100.0

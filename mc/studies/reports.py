@@ -149,12 +149,6 @@ def format_buy(name: str, r: BuyResult) -> str:
     lines.append(f"pass {'all':<9} {pr['rate']:7.1%}  95% CI [{pr['lo']:.1%}, {pr['hi']:.1%}]")
     return "\n".join(lines)
 
-WINDOW_NAMES = {1.0: "1 hour", 4.0: "4 hours", 24.0: "1 day", 72.0: "3 days", 168.0: "1 week"}
-
-
-def _window(hours: float) -> str:
-    return WINDOW_NAMES.get(float(hours), f"{hours:g} h")
-
 
 def _ci(row, name: str, fmt: str) -> str:
     return f"{fmt.format(row[name])} [{fmt.format(row[name + '_lo'])}, {fmt.format(row[name + '_hi'])}]"
