@@ -1,3 +1,4 @@
+import gc
 import os
 from functools import partial
 from pathlib import Path
@@ -22,6 +23,17 @@ def _strict_jax():
     # Silent broadcasting and dtype promotion bugs fail loudly in tests.
     with jax.numpy_rank_promotion("raise"), jax.numpy_dtype_promotion("strict"):
         yield
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _fresh_programs():
+    # Each compiled program keeps its machine code in memory maps of its own; one
+    # process running the whole suite would pass the kernel's limit on maps
+    # (vm.max_map_count, 65,530) and crash inside the compiler. Each module's
+    # programs are dropped when it ends (the persistent cache reloads them).
+    yield
+    engine.clear_caches()
+    gc.collect()
 
 
 @partial(jax.jit, static_argnums=(1,))

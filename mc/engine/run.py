@@ -23,6 +23,7 @@ import signal
 import sys
 import threading
 from contextlib import contextmanager
+from collections import OrderedDict
 from functools import lru_cache
 from typing import Any, Callable, Iterator
 
@@ -96,7 +97,7 @@ def _identity(out: dict, mask: jax.Array, aux: Any) -> dict:
     return out
 
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=64)
 def step_fn(month_fn: MonthFn, reducer: Reducer | None, devices: tuple, chunk: int) -> Callable:
     """jit(shard_map(...)) of one chunk: ``f(seed, start, take, params, aux)``.
 
@@ -178,7 +179,19 @@ def step_bytes(compiled: Any, devices: tuple) -> int | None:
     return need * local if devices[0].platform == "cpu" else need
 
 
-_FITTED: dict = {}
+# Compiled steps, most recently used last. Bounded: each compiled program holds
+# its machine code in memory maps of its own, and a process that compiles
+# without end (a long calibration, a test session) would run out of them.
+_FITTED: OrderedDict = OrderedDict()
+FITTED_MAX = 64
+
+
+def clear_caches() -> None:
+    """Forget every compiled step (the engine's and JAX's own caches): frees the
+    programs' memory; the next run compiles again (or loads the persistent cache)."""
+    _FITTED.clear()
+    step_fn.cache_clear()
+    jax.clear_caches()
 
 
 def _avals(tree: Any) -> tuple:
@@ -206,6 +219,9 @@ def fitted_step(month_fn: MonthFn, reducer: Reducer | None, devices: tuple, chun
             compiled = step_fn(month_fn, reducer, devices, chunk).lower(
                 np.int32(0), np.uint32(0), np.int32(chunk), params, aux).compile()
             _FITTED[key] = (compiled, step_bytes(compiled, devices))
+            while len(_FITTED) > FITTED_MAX:
+                _FITTED.popitem(last=False)
+        _FITTED.move_to_end(key)
         compiled, need = _FITTED[key]  # judged against the budget of this call
         if need is None or need <= budget:
             return compiled, chunk

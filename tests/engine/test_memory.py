@@ -58,3 +58,20 @@ def test_the_budget_defaults_to_a_quarter_of_the_memory(monkeypatch):
 
     ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     assert engine.memory_budget(engine.device_list()[0]) == ram // 4
+
+
+def test_compiled_steps_are_bounded_and_can_be_dropped(monkeypatch):
+    # Each compiled program holds memory maps of its own: a process compiling
+    # without end keeps only the most recent few.
+    from mc.engine import run as engine_run
+
+    monkeypatch.setattr(engine_run, "FITTED_MAX", 2)
+    engine.clear_caches()
+    for chunk in (8, 16, 32):
+        _stream_chunk(chunk=chunk)
+    assert len(engine_run._FITTED) == 2
+    assert {key[3] for key in engine_run._FITTED} == {16, 32}  # the oldest went first
+    _stream_chunk(chunk=16)  # a kept one is used again, and becomes the newest
+    assert list(engine_run._FITTED)[-1][3] == 16
+    engine.clear_caches()
+    assert not engine_run._FITTED and engine_run.step_fn.cache_info().currsize == 0
