@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..kernels import best_first, flat_month_sums, month_sums, round_sums, tree_sum
+from ..kernels import best_first, cover_count, flat_month_sums, month_sums, round_sums, tree_sum
 from ..units import HOURS, SECONDS
 from .dips import CardDips
 from .pool import Pool
@@ -119,8 +119,13 @@ def ideal_cents(true_rate: jax.Array, peak: jax.Array, pool: Pool) -> jax.Array:
     matters: enumerate counts of the smaller classes and, for each, take the
     fewest cards of the largest class whose best-first cover reaches the peak.
     Covers are compensated ``(hi, lo)`` sums (``best_first``), so a cover within
-    an ulp of the peak is decided as exact arithmetic decides it.
+    an ulp of the peak is decided as exact arithmetic decides it. A pool of one
+    class needs only the count (``cover_count``, no sort of a large pool).
     """
+    if len(pool.slices) == 1:
+        each = int(pool.classes[0].price_cents)
+        k = cover_count(true_rate, peak)
+        return jnp.where(k <= pool.size, k * each, pool.size * each).astype(jnp.int32)
     return ideal_cost(ideal_covers(true_rate, pool), peak, pool)
 
 

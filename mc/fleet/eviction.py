@@ -9,7 +9,7 @@ import jax.numpy as jnp
 
 from .. import _validate as v
 from .._pytree import pytree_dataclass
-from ..kernels import masked_median, median, rank
+from ..kernels import lowest as lowest_of, masked_median, median
 
 POLICIES = ("share", "threshold")
 
@@ -47,7 +47,7 @@ def evict(rel: jax.Array, limit: jax.Array, p: Eviction) -> jax.Array:
         rel: (pool,) float32 relative score ``s / r``.
         limit: () int32, ``Eviction.limit(P)``.
     """
-    lowest = rank(rel) < limit
+    lowest = lowest_of(rel, limit)
     if p.policy == "share":
         return lowest
     # Cards below the threshold are a prefix of the ascending order, so the
@@ -65,7 +65,7 @@ def mark(rel: jax.Array, eligible: jax.Array, limit: jax.Array, p: Eviction) -> 
         rel: (pool,) float32 relative score ``s / r``. eligible: (pool,) bool.
         limit: () int32, ``Eviction.limit(P)`` with ``P`` every slot.
     """
-    lowest = eligible & (rank(jnp.where(eligible, rel, jnp.inf)) < limit)
+    lowest = eligible & lowest_of(jnp.where(eligible, rel, jnp.inf), limit)
     if p.policy == "share":
         return lowest
     return lowest & (rel < p.theta * masked_median(rel, eligible))

@@ -1,10 +1,11 @@
-"""Exact numerics that know no model: bits, random variates, ranks, covers, sums,
+"""Exact numerics that know no model: bits, random variates, ranks and order statistics, covers, sums,
 interval passes over the month's hours, and a double-float simulation clock."""
 
 from . import clock as clock
 from .bits import bits as bits
 from .bits import fingerprint as fingerprint
 from .cover import best_first as best_first
+from .cover import cover_count as cover_count
 from .cover import greedy_prefix as greedy_prefix
 from .fusion import materialise as materialise
 from .hours import EVENT_SIZES as EVENT_SIZES
@@ -23,19 +24,24 @@ from .random import poisson_cdf as poisson_cdf
 from .random import uniforms as uniforms
 from .ranks import PAIRWISE_MAX as PAIRWISE_MAX
 from .ranks import masked_median as masked_median
+from .ranks import lowest as lowest
 from .ranks import median as median
 from .ranks import pairwise_rank as pairwise_rank
 from .ranks import rank as rank
 from .ranks import select_rank as select_rank
 from .ranks import sort_rank as sort_rank
+from .select import compensated_sum as compensated_sum
+from .select import kth as kth
+from .select import order_key as order_key
+from .sums import compensated_scan as compensated_scan
 from .sums import int_cumsum as int_cumsum
 from .sums import masked_sum as masked_sum
 from .sums import scan_sum as scan_sum
 from .sums import tree_sum as tree_sum
 from .sums import two_sum as two_sum
 
-__all__ = ["clock", "bits", "fingerprint", "best_first", "greedy_prefix", "materialise", "EVENT_SIZES", "TOKEN_BITS", "flat_month_sums", "month_sums",
+__all__ = ["clock", "bits", "fingerprint", "best_first", "cover_count", "greedy_prefix", "materialise", "EVENT_SIZES", "TOKEN_BITS", "flat_month_sums", "month_sums",
            "overlap", "per_hour", "round_sums", "EXPONENTIAL_MAX", "NORMAL_MAX", "exponential", "normal",
-           "poisson_capped", "poisson_cdf", "uniforms", "PAIRWISE_MAX", "masked_median", "median",
-           "pairwise_rank", "rank", "select_rank", "sort_rank", "int_cumsum", "masked_sum", "scan_sum",
+           "poisson_capped", "poisson_cdf", "uniforms", "PAIRWISE_MAX", "lowest", "masked_median", "median",
+           "pairwise_rank", "rank", "select_rank", "sort_rank", "compensated_sum", "kth", "order_key", "compensated_scan", "int_cumsum", "masked_sum", "scan_sum",
            "tree_sum", "two_sum"]

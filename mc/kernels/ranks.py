@@ -1,8 +1,9 @@
 """Ranks and order statistics of one example's small axis, exact and batch-shape free.
 
 Up to ``PAIRWISE_MAX`` elements are ranked by pairwise comparison (n² elementwise
-work, no sort, fast for small n on every backend); larger axes use XLA's stable sort.
-Both branches give the same ranks.
+work, no sort, fast for small n on every backend); above it the lowest ``m`` and
+the medians come from a bitwise search (``select``: O(n · 32) work, no sort), and
+full ranks from XLA's stable sort. Every branch gives the same answers.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import jax
 import jax.numpy as jnp
 
 from .fusion import materialise
+from .select import kth, lowest as _search_lowest
 
 PAIRWISE_MAX = 64
 
@@ -37,6 +39,12 @@ def rank(x: jax.Array) -> jax.Array:
     return pairwise_rank(x) if x.shape[0] <= PAIRWISE_MAX else sort_rank(x)
 
 
+def lowest(x: jax.Array, m: jax.Array) -> jax.Array:
+    """(n,) bool: the ``m`` lowest elements of ``x`` (() int32), ties by index:
+    ``rank(x) < m``, without ranking every element above ``PAIRWISE_MAX``."""
+    return pairwise_rank(x) < m if x.shape[0] <= PAIRWISE_MAX else _search_lowest(x, m)
+
+
 def select_rank(x: jax.Array, ranks: jax.Array, r: int) -> jax.Array:
     """() the element of ``x`` whose rank is ``r`` (exact: one nonzero term)."""
     return jnp.sum(jnp.where(ranks == r, x, 0.0))
@@ -47,7 +55,7 @@ def median(x: jax.Array) -> jax.Array:
     as ``jnp.median`` computes it."""
     n = x.shape[-1]
     if n > PAIRWISE_MAX:
-        return jnp.median(x)
+        return (kth(x, jnp.int32((n - 1) // 2)) + kth(x, jnp.int32(n // 2))) * 0.5
     r = pairwise_rank(x)
     return (select_rank(x, r, (n - 1) // 2) + select_rank(x, r, n // 2)) * 0.5
 
@@ -60,8 +68,8 @@ def masked_median(x: jax.Array, mask: jax.Array) -> jax.Array:
     m = jnp.sum(mask, dtype=jnp.int32)
     lo, hi = (m - 1) // 2, m // 2
     if n > PAIRWISE_MAX:
-        s = jnp.sort(jnp.where(mask, x, jnp.inf))
-        a, b = s[jnp.clip(lo, 0, n - 1)], s[jnp.clip(hi, 0, n - 1)]
+        masked = jnp.where(mask, x, jnp.inf)
+        a, b = kth(masked, lo), kth(masked, hi)  # ranks clipped to [0, n-1]
     else:
         r = pairwise_rank(jnp.where(mask, x, jnp.inf))
         a = jnp.sum(jnp.where(r == lo, x, 0.0))

@@ -36,6 +36,21 @@ def scan_sum(x: jax.Array) -> jax.Array:
     return x
 
 
+def compensated_scan(x: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Inclusive prefix sums over the last axis as compensated ``(hi, lo)`` pairs
+    (Hillis–Steele, log2 n passes, each add's rounding error carried in ``lo``):
+    ``hi + lo`` is each prefix to about twice float32 precision."""
+    n, k = x.shape[-1], 1
+    hi, lo = x, jnp.zeros_like(x)
+    while k < n:
+        def shift(y):
+            return jnp.concatenate([jnp.zeros(y.shape[:-1] + (k,), y.dtype), y[..., :n - k]], axis=-1)
+        hi, err = two_sum(hi, shift(hi))
+        lo = (lo + shift(lo)) + err
+        k *= 2
+    return hi, lo
+
+
 def two_sum(a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
     """``(s, err)`` with ``s = fl(a + b)`` and ``s + err = a + b`` exactly."""
     s = a + b

@@ -43,5 +43,10 @@ def test_threshold_uses_max_share_for_limit():
     assert mc.Eviction(policy="threshold", share=0.0, max_share=0.25).limit(32) == 8
 
 
-def test_rank():
-    assert np.asarray(eviction.rank(jnp.array([3.0, 1.0, 3.0, 2.0]))).tolist() == [2, 0, 3, 1]
+@pytest.mark.parametrize("pool", [6, 100])
+def test_evictions_past_the_pairwise_size_take_ties_by_index(pool):
+    rel = jnp.asarray(np.resize(np.float32([0.9, 0.5, 0.5, 0.7, 0.5, 1.0]), pool))
+    got = np.asarray(_evict(rel, 4, mc.Eviction(share=0.1)))
+    want = np.zeros(pool, bool)
+    want[np.argsort(np.asarray(rel), kind="stable")[:4]] = True
+    assert got.tolist() == want.tolist()
