@@ -155,24 +155,6 @@ def _gather_live(begin, end, weight, count, size):
     return b, e, jnp.where(c[None, :] < upto[:, -1:], w, 0.0)
 
 
-def _gather_marked(begin, end, weight, mark, size):
-    """(B, size) intervals: the slots where ``mark`` holds ((B, G, S) bool), in
-    slot order, then zero-weight padding. O(size·(G + S)) a month."""
-    B, G, S = begin.shape
-    count = jnp.sum(mark, axis=2, dtype=jnp.int32)  # (B, G)
-    upto = jnp.cumsum(count, axis=1)  # (B, G) inclusive
-    c = jnp.arange(size, dtype=upto.dtype)
-    group = _group_of(upto, size)
-    r = c[None, :] - jnp.take_along_axis(upto - count, group, axis=1)  # rank among the group's marks
-    within = jnp.cumsum(mark, axis=2, dtype=jnp.int32)  # (B, G, S) inclusive
-    rows = jnp.take_along_axis(within, group[:, :, None], axis=1)  # (B, size, S)
-    slot = jnp.minimum(jnp.sum(rows <= r[:, :, None], axis=2, dtype=jnp.int32), S - 1)
-    src = group * S + slot
-    flat = [x.reshape(B, G * S) for x in (begin, end, weight)]
-    b, e, w = (jnp.take_along_axis(x, src, axis=1) for x in flat)
-    return b, e, jnp.where(c[None, :] < upto[:, -1:], w, 0.0)
-
-
 def _diff_rows(begin, end, weight, count, k, hours):
     """(B, hours + 2) float32 difference arrays at scale 2**k (integer values),
     from the live intervals, gathered into the smallest static size that holds
@@ -363,10 +345,12 @@ def round_sums(groups, live: jax.Array, rate: jax.Array, demand: jax.Array, peri
 
 # -- a month's token totals under flat demand: the exact event-hour pass ------------
 
-# Gathered interval counts at which the event-hour pass (pairwise over the
-# intervals' first and last hours) replaces the hourly pass; above the largest,
-# the hourly pass runs (its cost grows with the intervals, not their square).
-EVENT_SIZES = (16, 24, 32)
+# Live intervals a month's event-hour pass holds (the leading live slots of its
+# groups, in group order); a month with more spills to the hourly pass.
+EVENT_SIZE = 32
+# At most one month in SPILL_SHARE of a chunk (at least one) spills to the
+# hourly pass on its own; when more spill, the whole chunk runs hourly.
+SPILL_SHARE = 16
 
 
 def _event_totals(b, e, w, k, rate, level, hours):
@@ -374,13 +358,19 @@ def _event_totals(b, e, w, k, rate, level, hours):
     (B, n) intervals, with no hourly array.
 
     Within an interval's hours its fixed-point loss is ``whole`` except in its
-    first and last hours, so the month's loss ``L_h`` only changes at the
-    intervals' first and last hours ("event hours"): at an event hour ``p`` it
-    is summed over the intervals directly, and it holds constant from ``p + 1``
-    to the next event hour. Every hour's capacity ``max(0, R − L)`` and unmet
-    demand ``clip(L − (R − d), 0, d)`` are then summed event by event, with the
-    run of hours after each as one product, in int32: the same integers the
-    hourly pass adds, so the same bits."""
+    first and last hours, so the month's loss ``L_h`` changes only at the
+    intervals' first and last hours ("event hours", and the month's end as one
+    more). At an event hour ``p`` the loss is summed over the intervals
+    directly; between two consecutive event hours ``a < c`` it is constant,
+    ``S = Σ whole·[ib ≤ a < ie] = Σ whole·[ib < c ≤ ie]``: known from either
+    end without finding the other. A function of the loss summed over the
+    hours strictly between them, ``g(S)·(c − a − 1)``, is therefore
+    ``g(before_c)·c − g(after_a)·(a + 1)`` summed over the event hours, with no
+    sort and no search for the next event. Every hour's capacity
+    ``max(0, R − L)`` and unmet demand ``clip(L − (R − d), 0, d)`` are summed so
+    in int32: the same integers the hourly pass adds, so the same bits
+    (partial sums may wrap; the total fits, and int32 addition is exact modulo
+    2**32). O(n²) elementwise work in one chain over the intervals."""
     B, n = b.shape
     ib, ie, whole, head, tail = _pieces(b, e, w, k[:, None], hours)
     first = jnp.where(ie > ib, whole - head, tail - head)  # the loss in hour ib
@@ -389,26 +379,25 @@ def _event_totals(b, e, w, k, rate, level, hours):
     r = jnp.round(rate * one).astype(jnp.int32)[:, None]
     d = jnp.round(level * one).astype(jnp.int32)[:, None]
 
-    # Pairwise over (event hour, interval), one interval at a time: a chain of
-    # (B, 2n) elementwise steps that XLA fuses into one loop, never a (B, 2n, n) array.
-    q = jnp.concatenate([ib, ie], axis=1)  # (B, 2n) event hours
-    lost_at = jnp.zeros_like(q)
-    level_after = jnp.zeros_like(q)
-    for i in range(n):
-        lo, hi = ib[:, i:i + 1], ie[:, i:i + 1]
-        inside = jnp.where((lo < q) & (q < hi), whole[:, i:i + 1], 0)
-        lost_at = lost_at + jnp.where(q == lo, first[:, i:i + 1], jnp.where(q == hi, last[:, i:i + 1], inside))
-        level_after = level_after + jnp.where((lo <= q) & (hi >= q + 2), whole[:, i:i + 1], 0)
-    nxt = jnp.full_like(q, hours)
-    seen = jnp.zeros(q.shape, bool)
-    col = jnp.arange(2 * n)[None, :]
-    for j in range(2 * n):
-        qj = q[:, j:j + 1]
-        nxt = jnp.where((qj > q) & (qj < nxt), qj, nxt)
-        seen = seen | ((qj == q) & (j < col))  # an earlier copy of the same hour
-    counted = (q < hours) & ~seen
-    run = jnp.where(counted, nxt - q - 1, 0)  # hours after each event hour at level_after
-
+    q = jnp.concatenate([ib, ie, jnp.full_like(ib[:, :1], hours)], axis=1)  # (B, 2n + 1) event hours
+    col = jnp.arange(2 * n + 1)[None, :]
+    lost_at = jnp.zeros_like(q)  # the loss in hour q
+    after = jnp.zeros_like(q)  # the loss in the hours after q, up to the next event hour
+    before = jnp.zeros_like(q)  # the loss in the hours before q, from the previous one
+    seen = jnp.zeros(q.shape, bool)  # an earlier column holds the same hour
+    for i in range(n):  # (B, 2n + 1) elementwise steps, never a (B, 2n + 1, n) array
+        lo, hi, whole_i = ib[:, i:i + 1], ie[:, i:i + 1], whole[:, i:i + 1]
+        at_lo, at_hi, past_lo, until_hi = q == lo, q == hi, lo < q, q < hi
+        lost_at = lost_at + jnp.where(at_lo, first[:, i:i + 1],
+                                      jnp.where(at_hi, last[:, i:i + 1], jnp.where(past_lo & until_hi, whole_i, 0)))
+        after = after + jnp.where((past_lo | at_lo) & until_hi, whole_i, 0)
+        before = before + jnp.where(past_lo & (until_hi | at_hi), whole_i, 0)
+        seen = seen | (at_lo & (col > i)) | (at_hi & (col > n + i))
+    # Computed once for both totals below (XLA would repeat the chain in each);
+    # a float leaf first, so the barrier's run-time trip count cannot be folded.
+    one, lost_at, after, before, seen = materialise((one, lost_at, after, before, seen))
+    fresh = ~seen
+    counted = fresh & (q < hours)
 
     def cap(x):
         return jnp.maximum(0, r - x)
@@ -418,7 +407,11 @@ def _event_totals(b, e, w, k, rate, level, hours):
 
     def total(f):
         zero = f(jnp.zeros_like(q[:, :1]))  # (B, 1): an hour without loss
-        ev = jnp.where(counted, f(lost_at) - zero, 0) + run * (f(level_after) - zero)
+
+        def g(x):
+            return f(x) - zero
+
+        ev = jnp.where(counted, g(lost_at) - g(after) * (q + 1), 0) + jnp.where(fresh, g(before) * q, 0)
         return hours * zero[:, 0] + jnp.sum(ev, axis=1, dtype=jnp.int32)
 
     demanded = hours * d[:, 0]
@@ -428,37 +421,43 @@ def _event_totals(b, e, w, k, rate, level, hours):
 
 
 def _flat_sums(begin, end, weight, count, rate, level, hours):
-    """(B, 4): ``_sums`` for constant demand ``level`` (B,), by the event-hour
-    pass when the chunk's busiest month has at most ``EVENT_SIZES[-1]`` live
-    intervals (gathered into the smallest size that holds it), else by the
-    hourly pass. Both give the same integers, so the same bits."""
+    """(B, 4): ``_sums`` for constant demand ``level`` (B,), month by month:
+    the event-hour pass for every month whose live intervals fit
+    ``EVENT_SIZE``, the hourly pass for the few that do not (gathered into a
+    batch of ``B // SPILL_SHARE``), or for the whole chunk when more spill.
+    Both passes give the same integers, so a month's bits depend on neither
+    its chunk nor the route it took."""
     B, G, S = begin.shape
-    _, top = jnp.frexp(jnp.maximum(rate, level))
-    k = jnp.minimum(_scale(weight.reshape(B, G * S), _LOSS), _RATE - top)
-    # Only intervals that can lose hours of the month take part in the event pass.
-    slots = jnp.arange(S)[None, None, :]
-    mark = (slots < count[:, :, None]) & (end > 0.0) & (begin < hours) & (weight != 0.0)
-    busiest = jnp.max(jnp.sum(mark, axis=(1, 2), dtype=jnp.int32))
-    sizes = sorted({min(s, G * S) for s in EVENT_SIZES})
-
-    def event(size):
-        def run(args):
-            b, e, w = _gather_marked(args[0], args[1], args[2], mark, size)
-            return _event_totals(b, e, w, k, rate, level, hours)
-        return run
+    args = (begin, end, weight, count, rate, level)
 
     def hourly(args):
-        return _sums(*args, rate, jnp.broadcast_to(level[:, None], (B, hours)), hours)
+        b, e, w, c, r, lv = args
+        return _sums(b, e, w, c, r, jnp.broadcast_to(lv[:, None], (lv.shape[0], hours)), hours)
 
     if G * S == 0:  # no interval slots at all: the hourly pass has nothing to scatter
-        return hourly((begin, end, weight, count))
-    branches = [event(s) for s in sizes]
-    if sizes[-1] < G * S:
-        branches.append(hourly)
-    pick = jnp.sum(jnp.asarray(sizes, jnp.int32)[:len(branches) - 1] < busiest, dtype=jnp.int32)
-    if len(branches) == 1:
-        return branches[0]((begin, end, weight, count))
-    return jax.lax.switch(pick, branches, (begin, end, weight, count))
+        return hourly(args)
+    size = min(EVENT_SIZE, G * S)
+
+    def event(args):
+        b, e, w, c, r, lv = args
+        _, top = jnp.frexp(jnp.maximum(r, lv))
+        k = jnp.minimum(_scale(w.reshape(w.shape[0], G * S), _LOSS), _RATE - top)  # as ``_sums`` chooses it
+        return _event_totals(*_gather_live(b, e, w, c, size), k, r, lv, hours)
+
+    if size == G * S:
+        return event(args)
+    spill = jnp.sum(count, axis=1) > size  # (B,) months the event pass cannot hold
+    spilled = jnp.sum(spill, dtype=jnp.int32)
+    room = max(1, B // SPILL_SHARE)
+
+    def routed(args):
+        out = event(args)
+        slot = jnp.where(spill, jnp.cumsum(spill, dtype=jnp.int32) - 1, room)
+        which = jnp.zeros(room, jnp.int32).at[slot].set(jnp.arange(B, dtype=jnp.int32), mode="drop")
+        redo = hourly(tuple(x[which] for x in args))
+        return out.at[jnp.where(jnp.arange(room) < spilled, which, B)].set(redo, mode="drop")
+
+    return jax.lax.cond(spilled > room, hourly, routed, args)
 
 
 @jax.custom_batching.custom_vmap
@@ -467,8 +466,8 @@ def flat_month_sums(begin, end, weight, count, rate, level):
 
     The same four totals to the bit as ``month_sums`` with ``demand`` 730
     copies of ``level``, from an event-hour pass that is O(intervals²) with no
-    hourly array when a chunk's months have few live intervals, and the hourly
-    pass otherwise (``EVENT_SIZES``)."""
+    hourly array for a month with at most ``EVENT_SIZE`` live intervals, and
+    the hourly pass otherwise."""
     return _flat_sums(begin[None], end[None], weight[None], count[None], rate[None], level[None], HOURS)[0]
 
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mc.kernels import EVENT_SIZES, flat_month_sums, month_sums, overlap, per_hour, round_sums
+from mc.kernels import EVENT_SIZE, flat_month_sums, month_sums, overlap, per_hour, round_sums
 from mc.kernels import hours as hours_mod
 from mc.units import HOURS
 
@@ -152,29 +152,74 @@ def _flat_case(rng, B, G, S, live_per_month, mean_hours=4.0, whole_hours=False):
     return begin.astype(np.float32), end.astype(np.float32), weight, count, rate
 
 
-# Live intervals of the busiest month: at, just above each event size, and past the
-# largest (the hourly pass); a batch takes the branch of its busiest month.
-_BUSIEST = sorted({1, *EVENT_SIZES, *(s + 1 for s in EVENT_SIZES), 3 * EVENT_SIZES[-1]})
+# Live intervals of the busiest month: at and just above the event size, and far past it.
+_BUSIEST = [1, EVENT_SIZE, EVENT_SIZE + 1, 3 * EVENT_SIZE]
+
+
+def _flat_against_hourly(begin, end, weight, count, rate, level):
+    """``flat_month_sums`` batched and alone, checked bit for bit against
+    ``month_sums`` with 730 copies of the level; returns the batched sums."""
+    args = tuple(jnp.asarray(x) for x in (begin, end, weight, count, rate))
+    want = np.asarray(jax.jit(jax.vmap(month_sums, in_axes=(0, 0, 0, 0, 0, None)))(*args, jnp.full(HOURS, level)))
+    got = np.asarray(jax.jit(jax.vmap(flat_month_sums, in_axes=(0, 0, 0, 0, 0, None)))(*args, level))
+    np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))
+    return got
 
 
 @pytest.mark.parametrize("busiest", _BUSIEST)
 def test_flat_month_sums_is_month_sums_bit_for_bit(busiest):
     """The event-hour pass gives ``month_sums``'s bits for 730 copies of the level,
-    in every size branch, alone and batched, and matches the hourly definition."""
+    on either route, alone and batched, and matches the hourly definition."""
     rng = np.random.default_rng(busiest)
     B, G, S = 8, 16, 8
     live = [busiest] + list(rng.integers(0, busiest + 1, B - 1))
     begin, end, weight, count, rate = _flat_case(rng, B, G, S, live, whole_hours=busiest % 2 == 0)
     level = np.float32(24000.0)
-    args = tuple(jnp.asarray(x) for x in (begin, end, weight, count, rate))
-    want = np.asarray(jax.jit(jax.vmap(month_sums, in_axes=(0, 0, 0, 0, 0, None)))(*args, jnp.full(HOURS, level)))
-    got = np.asarray(jax.jit(jax.vmap(flat_month_sums, in_axes=(0, 0, 0, 0, 0, None)))(*args, level))
-    np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))
+    got = _flat_against_hourly(begin, end, weight, count, rate, level)
     one = jax.jit(flat_month_sums)
+    args = tuple(jnp.asarray(x) for x in (begin, end, weight, count, rate))
     for b in (0, 1, B - 1):
         np.testing.assert_array_equal(np.asarray(one(*(x[b] for x in args), level)), got[b])
         expect = brute_sums(begin[b], end[b], weight[b], count[b], np.float64(rate[b]), np.full(HOURS, 24000.0))
         np.testing.assert_allclose(got[b], expect, rtol=1e-6, atol=2e-6 * 30000 * HOURS)
+
+
+@pytest.mark.parametrize("spilling", [0, 1, 2, 3, 5, 48])
+def test_flat_month_sums_routes_each_month(spilling):
+    """A chunk of 48 months has room for 48 // SPILL_SHARE = 3 months past the
+    event size on the hourly route; more send the whole chunk hourly. Every
+    count of spilling months, wherever they sit in the chunk, gives the hourly
+    pass's bits, and each month the bits it has in a chunk of its own."""
+    rng = np.random.default_rng(100 + spilling)
+    B, G, S = 48, 12, 8
+    assert B // hours_mod.SPILL_SHARE == 3
+    live = rng.integers(0, EVENT_SIZE + 1, B)
+    where = rng.choice(B, spilling, replace=False)
+    live[where] = rng.integers(EVENT_SIZE + 1, G * S + 1, spilling)
+    begin, end, weight, count, rate = _flat_case(rng, B, G, S, list(live), mean_hours=12.0)
+    assert np.sum(count.sum(axis=1) > EVENT_SIZE) == spilling
+    level = np.float32(22000.0)
+    got = _flat_against_hourly(begin, end, weight, count, rate, level)
+    alone = jax.jit(jax.vmap(flat_month_sums, in_axes=(0, 0, 0, 0, 0, None)))
+    for b in sorted(where)[:2]:
+        part = tuple(jnp.asarray(x[b:b + 1]) for x in (begin, end, weight, count, rate))
+        np.testing.assert_array_equal(np.asarray(alone(*part, level))[0], got[b])
+
+
+def test_event_totals_matches_brute_force_at_shared_event_hours():
+    """Intervals sharing first and last hours (an hour counted once), sub-hour
+    intervals, one running to the month's end and one before it: the event
+    pass alone against the hour-by-hour definition."""
+    b = np.array([[10.2, 10.7, 12.0, 10.5, 729.3, -5.0, 100.0, 100.0]], np.float32)
+    e = np.array([[12.0, 10.9, 15.5, 15.5, 731.0, -1.0, 100.0, 101.0]], np.float32)
+    w = np.array([[3000.0, 5000.0, 4000.0, 2500.0, 7000.0, 9000.0, 8000.0, 100.0]], np.float32)
+    rate, level = np.float32([12000.0]), np.float32([9000.0])
+    _, top = jnp.frexp(jnp.float32(12000.0))
+    k = jnp.minimum(hours_mod._scale(jnp.asarray(w), hours_mod._LOSS), hours_mod._RATE - top)
+    got = np.asarray(hours_mod._event_totals(*(jnp.asarray(x) for x in (b, e, w)), k, jnp.asarray(rate),
+                                             jnp.asarray(level), HOURS))[0]
+    expect = brute_sums(b, e, w, np.array([8]), 12000.0, np.full(HOURS, 9000.0))
+    np.testing.assert_allclose(got, expect, rtol=1e-6, atol=1e-3)
 
 
 def test_flat_month_sums_overlaps_long_intervals_and_edges():
