@@ -12,7 +12,9 @@ Steps, each writing its figures under OUTDIR as soon as it ends:
    checks identical, floats within float32 tolerance.
 2. ``throughput.json``: the standard month (golden-idler-steady) streamed at one
    chunk (2^20 months on a GPU): the full month, the month without its token
-   pass, and the month without the reducer (each output summed instead).
+   pass, the month without the reducer (each output summed instead), and the
+   month with the reducer's one-scatter CPU layout (same-address atomic adds)
+   in place of its parallel one.
 3. ``trace/``: one ``jax.profiler`` trace of a few full chunks.
 4. ``big_run.json``: 10^9 months with summaries (the modal bill and its share).
 
@@ -87,9 +89,21 @@ def _sum_reducer(out, mask, aux):
     return jax.lax.psum(total, AXIS)
 
 
+class _OneScatter:
+    """The engine's reducer kept in its CPU layout on any device (it has no
+    ``on``, so the engine cannot re-lay it): every count one scatter-add."""
+
+    def __init__(self, red):
+        self.red = red
+
+    def __call__(self, out, mask, aux):
+        return self.red(out, mask, aux)
+
+
 def throughput(chunk: int, steps: int) -> dict:
     """Months/s of the standard month at one chunk: full, without the token pass,
-    without the reducer; each after one untimed step that compiles."""
+    without the reducer, with the one-scatter reducer; each after one untimed
+    step that compiles."""
     import mc
     from mc import engine
     from mc.fleet import accounting, model
@@ -110,10 +124,11 @@ def throughput(chunk: int, steps: int) -> dict:
 
     out = {"chunk": chunk, "backend": jax.default_backend(), "device": jax.devices()[0].device_kind}
     for label, month, reducer in (("full", fleet_month, red), ("no_token_pass", no_tokens, red),
-                                  ("no_reducer", fleet_month, _sum_reducer)):
+                                  ("no_reducer", fleet_month, _sum_reducer),
+                                  ("one_scatter_reducer", fleet_month, _OneScatter(red))):
         def go(k):
             acc = engine.Accumulator(red, aux, cols)
-            merge = acc.merge if reducer is red else (lambda res, take: None)
+            merge = (lambda res, take: None) if reducer is _sum_reducer else acc.merge
             engine.stream(month, sc, k * chunk, reducer=reducer, merge=merge, aux=aux, seed=1, chunk=chunk)
         t0 = time.perf_counter()
         go(1)

@@ -37,6 +37,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _validate as v
+from ..kernels import bincount, lanes_for
 
 from ..units import CENTS
 from . import run as runner
@@ -61,6 +62,15 @@ class Reducer:
     kept: tuple[str, ...]  # columns whose values come back to be kept on the host
     passes: tuple[str, ...]
     bins: int = BINS
+    platform: str = "cpu"  # the devices' kind: how counts are laid out (``kernels.bincount``)
+
+    def on(self, platform: str) -> "Reducer":
+        """This reducer for devices of ``platform`` (the same results, in a
+        layout without same-address atomics on parallel devices)."""
+        return self if platform == self.platform else dataclasses.replace(self, platform=platform)
+
+    def _count(self, index: jax.Array, one: jax.Array, length: int) -> jax.Array:
+        return bincount(index, one, length, lanes_for(self.platform, length))
 
     def __call__(self, out: dict, mask: jax.Array, aux: dict) -> dict:
         if set(out) != set(self.columns):
@@ -72,11 +82,11 @@ class Reducer:
             values, x = aux["support"][col], out[col]
             i = jnp.clip(jnp.searchsorted(values, x, method="scan_unrolled"), 0, values.shape[0] - 1)
             i = jnp.where(values[i] == x, i, values.shape[0])  # the last bin counts misses
-            counts[col] = jnp.zeros(values.shape[0] + 1, jnp.int32).at[i].add(one)
+            counts[col] = self._count(i, one, values.shape[0] + 1)
         for col, size in self.ranged:
             x = out[col]
             i = jnp.where((x >= 0) & (x < size), x, size)
-            counts[col] = jnp.zeros(size + 1, jnp.int32).at[i].add(one)
+            counts[col] = self._count(i, one, size + 1)
         res["counts"] = jax.lax.psum(counts, runner.AXIS)
         res["pass"] = jax.lax.psum(jnp.stack([jnp.sum(out[c] & mask, dtype=jnp.int32) for c in self.passes]),
                                    runner.AXIS) if self.passes else jnp.zeros(0, jnp.int32)
@@ -96,8 +106,8 @@ class Reducer:
         t = jnp.floor((x - lo) / (hi - lo) * self.bins)
         b = (jnp.clip(t, -1.0, float(self.bins)) + 1.0).astype(jnp.int32)  # 0 under, bins+1 over
         rows = jnp.arange(len(self.floats), dtype=jnp.int32)[:, None] * (self.bins + 2)
-        hist = jnp.zeros(len(self.floats) * (self.bins + 2), jnp.int32).at[(b + rows).ravel()].add(
-            jnp.broadcast_to(one[None, :], b.shape).ravel())
+        hist = self._count((b + rows).ravel(), jnp.broadcast_to(one[None, :], b.shape).ravel(),
+                           len(self.floats) * (self.bins + 2))
         res["hist"] = jax.lax.psum(hist.reshape(len(self.floats), self.bins + 2), AXIS)
         d = jnp.where(mask[None, :], (x - shift) * aux["unscale"][:, None], 0.0)
         cnt = jnp.sum(one).astype(jnp.float32)

@@ -108,6 +108,8 @@ def step_fn(month_fn: MonthFn, reducer: Reducer | None, devices: tuple, chunk: i
     """
     mesh = _mesh(devices)
     local = chunk // len(devices)
+    if hasattr(reducer, "on"):  # a reducer that lays out its counts for the devices' kind
+        reducer = reducer.on(devices[0].platform)
 
     def body(seed, start, take, params, aux):
         off = jax.lax.axis_index(AXIS).astype(jnp.int32) * local + jnp.arange(local, dtype=jnp.int32)

@@ -96,3 +96,39 @@ def test_money_support_holds_every_bill(pool):
         assert support is not None and np.all(np.diff(support) > 0)
         if r is not None:
             assert np.isin(np.round(r.samples[col].to_numpy() * 100).astype(np.int64), support).all()
+
+
+class _AsIs:
+    """A reducer the engine cannot re-lay for its devices (it has no ``on``)."""
+
+    def __init__(self, red):
+        self.red = red
+
+    def __call__(self, out, mask, aux):
+        return self.red(out, mask, aux)
+
+
+@pytest.mark.parametrize("preset", ["golden-idler-steady", "noise-evictor-day", "lemon-hunter"])
+def test_parallel_count_layout_gives_the_cpu_results_bit_for_bit(preset):
+    """The reducer's layout for parallel devices (one-hot sums, lanes: no
+    same-address atomics), run here on the CPU, reduces a chunk to exactly
+    what the CPU layout gives, padding included."""
+    import jax
+
+    from mc.engine import run as runner
+    from mc.fleet import model
+
+    sc = mc.presets.get(preset)
+    fm, cols = model(sc)
+    red, aux = engine.plan(cols)
+    assert red.on("cpu") is red and red.on("gpu").platform == "gpu"
+    aux = engine.ranges_from(engine.first_chunk(fm, sc, 256, reducer=red, aux=aux, seed=3, chunk=256), aux)
+    devs = tuple(engine.device_list(None))
+    args = (np.int32(3), np.uint32(0), np.int32(200), sc, aux)  # 56 padded months
+    cpu = runner.step_fn(fm, _AsIs(red), devs, 256)(*args)
+    gpu = runner.step_fn(fm, _AsIs(red.on("gpu")), devs, 256)(*args)
+    flat_c, tree_c = jax.tree_util.tree_flatten(cpu)
+    flat_g, tree_g = jax.tree_util.tree_flatten(gpu)
+    assert tree_c == tree_g
+    for a, b in zip(flat_c, flat_g):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))

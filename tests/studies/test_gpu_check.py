@@ -23,7 +23,7 @@ def test_gpu_check_dry_run_writes_every_figure(tmp_path):
     agree = json.loads((out / "agreement.json").read_text())
     assert agree["ok"] and len(agree["presets"]) == 2
     speed = json.loads((out / "throughput.json").read_text())
-    assert {"full", "no_token_pass", "no_reducer"} <= set(speed)
+    assert {"full", "no_token_pass", "no_reducer", "one_scatter_reducer"} <= set(speed)
     assert json.loads((out / "big_run.json").read_text())["n"] == 256
     assert any((out / "trace").rglob("*.xplane.pb"))
 
