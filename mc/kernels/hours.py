@@ -345,11 +345,11 @@ def round_sums(groups, live: jax.Array, rate: jax.Array, demand: jax.Array, peri
 
 # -- a month's token totals under flat demand: the exact event-hour pass ------------
 
-# Live intervals a month's event-hour pass holds (the leading live slots of its
-# groups, in group order); a month with more spills to the hourly pass.
-EVENT_SIZE = 32
-# At most one month in SPILL_SHARE of a chunk (at least one) spills to the
-# hourly pass on its own; when more spill, the whole chunk runs hourly.
+# Live intervals a month's event-hour pass may hold (the leading live slots of
+# its groups, in group order): a chunk takes the smallest size that leaves at
+# most one month in SPILL_SHARE (at least one) past it; those months take the
+# hourly pass on their own, and when no size leaves so few, the whole chunk does.
+EVENT_SIZES = (8, 16, 32)
 SPILL_SHARE = 16
 
 
@@ -422,11 +422,11 @@ def _event_totals(b, e, w, k, rate, level, hours):
 
 def _flat_sums(begin, end, weight, count, rate, level, hours):
     """(B, 4): ``_sums`` for constant demand ``level`` (B,), month by month:
-    the event-hour pass for every month whose live intervals fit
-    ``EVENT_SIZE``, the hourly pass for the few that do not (gathered into a
-    batch of ``B // SPILL_SHARE``), or for the whole chunk when more spill.
-    Both passes give the same integers, so a month's bits depend on neither
-    its chunk nor the route it took."""
+    the event-hour pass, at the smallest of ``EVENT_SIZES`` past which at most
+    ``B // SPILL_SHARE`` months spill, for every month that fits it; the hourly
+    pass for the spilled months (gathered into a batch of that size), or for
+    the whole chunk when no size leaves so few. Both passes give the same
+    integers, so a month's bits depend on neither its chunk nor its route."""
     B, G, S = begin.shape
     args = (begin, end, weight, count, rate, level)
 
@@ -436,28 +436,40 @@ def _flat_sums(begin, end, weight, count, rate, level, hours):
 
     if G * S == 0:  # no interval slots at all: the hourly pass has nothing to scatter
         return hourly(args)
-    size = min(EVENT_SIZE, G * S)
+    sizes = sorted({min(s, G * S) for s in EVENT_SIZES})
+    live = jnp.sum(count, axis=1)  # (B,) live intervals of each month
+    room = max(1, B // SPILL_SHARE)
 
-    def event(args):
+    def event(args, size):
         b, e, w, c, r, lv = args
         _, top = jnp.frexp(jnp.maximum(r, lv))
         k = jnp.minimum(_scale(w.reshape(w.shape[0], G * S), _LOSS), _RATE - top)  # as ``_sums`` chooses it
         return _event_totals(*_gather_live(b, e, w, c, size), k, r, lv, hours)
 
-    if size == G * S:
-        return event(args)
-    spill = jnp.sum(count, axis=1) > size  # (B,) months the event pass cannot hold
-    spilled = jnp.sum(spill, dtype=jnp.int32)
-    room = max(1, B // SPILL_SHARE)
+    def routed(size):
+        def run(args):
+            out = event(args, size)
+            if size == G * S:  # every month fits
+                return out
+            spill = live > size
+            spilled = jnp.sum(spill, dtype=jnp.int32)
+            slot = jnp.where(spill, jnp.cumsum(spill, dtype=jnp.int32) - 1, room)
+            which = jnp.zeros(room, jnp.int32).at[slot].set(jnp.arange(B, dtype=jnp.int32), mode="drop")
+            redo = hourly(tuple(x[which] for x in args))
+            return out.at[jnp.where(jnp.arange(room) < spilled, which, B)].set(redo, mode="drop")
+        return run
 
-    def routed(args):
-        out = event(args)
-        slot = jnp.where(spill, jnp.cumsum(spill, dtype=jnp.int32) - 1, room)
-        which = jnp.zeros(room, jnp.int32).at[slot].set(jnp.arange(B, dtype=jnp.int32), mode="drop")
-        redo = hourly(tuple(x[which] for x in args))
-        return out.at[jnp.where(jnp.arange(room) < spilled, which, B)].set(redo, mode="drop")
-
-    return jax.lax.cond(spilled > room, hourly, routed, args)
+    branches = [routed(s) for s in sizes]
+    fits = [jnp.sum(live > s, dtype=jnp.int32) <= room for s in sizes]
+    if sizes[-1] == G * S:  # the largest size holds every month
+        fits[-1] = jnp.bool_(True)
+    else:
+        branches.append(hourly)
+        fits.append(jnp.bool_(True))
+    if len(branches) == 1:
+        return branches[0](args)
+    pick = jnp.argmax(jnp.stack(fits)).astype(jnp.int32)  # the first that fits
+    return jax.lax.switch(pick, branches, args)
 
 
 @jax.custom_batching.custom_vmap
@@ -466,8 +478,8 @@ def flat_month_sums(begin, end, weight, count, rate, level):
 
     The same four totals to the bit as ``month_sums`` with ``demand`` 730
     copies of ``level``, from an event-hour pass that is O(intervals²) with no
-    hourly array for a month with at most ``EVENT_SIZE`` live intervals, and
-    the hourly pass otherwise."""
+    hourly array for a month with at most ``EVENT_SIZES[-1]`` live intervals,
+    and the hourly pass otherwise."""
     return _flat_sums(begin[None], end[None], weight[None], count[None], rate[None], level[None], HOURS)[0]
 
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mc.kernels import EVENT_SIZE, flat_month_sums, month_sums, overlap, per_hour, round_sums
+from mc.kernels import EVENT_SIZES, flat_month_sums, month_sums, overlap, per_hour, round_sums
 from mc.kernels import hours as hours_mod
 from mc.units import HOURS
 
@@ -152,8 +152,8 @@ def _flat_case(rng, B, G, S, live_per_month, mean_hours=4.0, whole_hours=False):
     return begin.astype(np.float32), end.astype(np.float32), weight, count, rate
 
 
-# Live intervals of the busiest month: at and just above the event size, and far past it.
-_BUSIEST = [1, EVENT_SIZE, EVENT_SIZE + 1, 3 * EVENT_SIZE]
+# Live intervals of the busiest month: at and just above each event size, and far past them.
+_BUSIEST = sorted({1, *EVENT_SIZES, *(s + 1 for s in EVENT_SIZES), 3 * EVENT_SIZES[-1]})
 
 
 def _flat_against_hourly(begin, end, weight, count, rate, level):
@@ -184,20 +184,22 @@ def test_flat_month_sums_is_month_sums_bit_for_bit(busiest):
         np.testing.assert_allclose(got[b], expect, rtol=1e-6, atol=2e-6 * 30000 * HOURS)
 
 
-@pytest.mark.parametrize("spilling", [0, 1, 2, 3, 5, 48])
-def test_flat_month_sums_routes_each_month(spilling):
-    """A chunk of 48 months has room for 48 // SPILL_SHARE = 3 months past the
-    event size on the hourly route; more send the whole chunk hourly. Every
-    count of spilling months, wherever they sit in the chunk, gives the hourly
-    pass's bits, and each month the bits it has in a chunk of its own."""
-    rng = np.random.default_rng(100 + spilling)
+@pytest.mark.parametrize("usual, spilling", [(8, 0), (8, 2), (16, 3), (32, 0), (32, 1), (32, 3), (32, 5),
+                                             (32, 48)])
+def test_flat_month_sums_routes_each_month(usual, spilling):
+    """A chunk of 48 months has room for 48 // SPILL_SHARE = 3 months past its
+    event size on the hourly route; more send the whole chunk hourly. Months of
+    up to ``usual`` live intervals and ``spilling`` busier ones, wherever they
+    sit in the chunk, give the hourly pass's bits, and each month the bits it
+    has in a chunk of its own."""
+    rng = np.random.default_rng(100 * usual + spilling)
     B, G, S = 48, 12, 8
-    assert B // hours_mod.SPILL_SHARE == 3
-    live = rng.integers(0, EVENT_SIZE + 1, B)
+    assert B // hours_mod.SPILL_SHARE == 3 and usual in EVENT_SIZES
+    live = rng.integers(0, usual + 1, B)
     where = rng.choice(B, spilling, replace=False)
-    live[where] = rng.integers(EVENT_SIZE + 1, G * S + 1, spilling)
+    live[where] = rng.integers(usual + 1, G * S + 1, spilling)
     begin, end, weight, count, rate = _flat_case(rng, B, G, S, list(live), mean_hours=12.0)
-    assert np.sum(count.sum(axis=1) > EVENT_SIZE) == spilling
+    assert np.sum(count.sum(axis=1) > usual) == spilling
     level = np.float32(22000.0)
     got = _flat_against_hourly(begin, end, weight, count, rate, level)
     alone = jax.jit(jax.vmap(flat_month_sums, in_axes=(0, 0, 0, 0, 0, None)))
