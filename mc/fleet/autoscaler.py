@@ -62,7 +62,7 @@ def draw(key: jax.Array, sc: Scenario) -> Draws:
     """§1's draws from ``key``, and a block of open uniforms per round and slot
     from ``fold_in(key, STREAM)``."""
     k, p = sc.autoscaler.rounds, sc.pool.size
-    u = materialise(uniforms(jax.random.fold_in(key, STREAM), (k, p, ROUND_UNIFORMS)))
+    u = uniforms(jax.random.fold_in(key, STREAM), (k, p, ROUND_UNIFORMS))
     t = lottery.draw(u[..., 1:].reshape(k * p, lottery.UNIFORMS))
     tickets = lottery.LotteryDraws(t.z.reshape(k, p), t.u_lemon.reshape(k, p))
     return Draws(month.draw(key, sc), window.draw(u[..., 0]), tickets)

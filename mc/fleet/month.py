@@ -55,9 +55,10 @@ def draw(key: jax.Array, sc: Scenario) -> Draws:
     n_dips = dips.uniforms_needed(sc.dips)
     per_card = lottery.UNIFORMS + 1 + n_dips
     k_cards, k_demand = jax.random.split(key)
-    # Materialised once: otherwise XLA fuses the bit hash into each consumer
-    # and recomputes card blocks of words inside every pairwise comparison.
-    u = materialise(uniforms(k_cards, (sc.pool.size, per_card)))
+    # Not materialised: each column's hash fuses into the one producer that reads
+    # it (true rate, dips, noise), and those are materialised in ``outcome``, so no
+    # word is computed twice and the (pool, per_card) block never reaches memory.
+    u = uniforms(k_cards, (sc.pool.size, per_card))
     u_demand = uniforms(k_demand, (demand.uniforms_needed(sc.demand),))
     return Draws(lottery.draw(u[:, :lottery.UNIFORMS]), dips.draw(u[:, lottery.UNIFORMS + 1:], sc.dips),
                  window.draw(u[:, lottery.UNIFORMS]), demand.draw(u_demand, sc.demand))
