@@ -10,7 +10,7 @@ from mc.cli import main
 from mc.fleet.month import fleet_month
 
 SC = mc.presets.get("golden-idler-steady")  # 32 cards: tens of kB a month
-SMALL = str(200_000 / 2**30)  # GiB: a few months of SC fit, 1,024 do not
+SMALL = str(100_000 / 2**30)  # GiB: about 20 months of SC fit (~4.5 kB each), 40 do not
 
 
 def _stream_chunk(chunk=None):
