@@ -132,3 +132,13 @@ def test_parallel_count_layout_gives_the_cpu_results_bit_for_bit(preset):
     assert tree_c == tree_g
     for a, b in zip(flat_c, flat_g):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_compile_for_takes_the_platform_options_and_drops_unknown_ones(monkeypatch):
+    import jax
+    from mc.engine import run as runner
+
+    lowered = jax.jit(lambda x: x * 2.0).lower(np.float32(1.0))
+    assert float(runner.compile_for(lowered, "cpu")(np.float32(3.0))) == 6.0
+    monkeypatch.setitem(runner.COMPILER_OPTIONS, "cpu", {"xla_no_such_option_of_any_release": 1})
+    assert float(runner.compile_for(lowered, "cpu")(np.float32(3.0))) == 6.0
