@@ -25,6 +25,7 @@ from .random import poisson_capped as poisson_capped
 from .random import poisson_cdf as poisson_cdf
 from .random import uniforms as uniforms
 from .ranks import PAIRWISE_MAX as PAIRWISE_MAX
+from .ranks import in_rank_order as in_rank_order
 from .ranks import masked_median as masked_median
 from .ranks import lowest as lowest
 from .ranks import median as median
@@ -37,7 +38,6 @@ from .select import kth as kth
 from .select import order_key as order_key
 from .sums import compensated_scan as compensated_scan
 from .sums import int_cumsum as int_cumsum
-from .sums import masked_sum as masked_sum
 from .sums import scan_sum as scan_sum
 from .sums import tree_sum as tree_sum
 from .sums import two_sum as two_sum
@@ -45,5 +45,5 @@ from .sums import two_sum as two_sum
 __all__ = ["clock", "bits", "fingerprint", "bincount", "lanes_for", "best_first", "cover_count", "greedy_prefix", "materialise", "EVENT_SIZES", "TOKEN_BITS", "flat_month_sums", "month_sums",
            "overlap", "per_hour", "round_sums", "EXPONENTIAL_MAX", "NORMAL_MAX", "exponential", "normal",
            "poisson_capped", "poisson_cdf", "uniforms", "PAIRWISE_MAX", "lowest", "masked_median", "median",
-           "pairwise_rank", "rank", "select_rank", "sort_rank", "compensated_sum", "kth", "order_key", "compensated_scan", "int_cumsum", "masked_sum", "scan_sum",
+           "pairwise_rank", "in_rank_order", "rank", "select_rank", "sort_rank", "compensated_sum", "kth", "order_key", "compensated_scan", "int_cumsum", "scan_sum",
            "tree_sum", "two_sum"]

@@ -11,9 +11,9 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from .ranks import PAIRWISE_MAX, pairwise_rank
+from .ranks import PAIRWISE_MAX, in_rank_order, pairwise_rank
 from .select import compensated_sum, greedy_take
-from .sums import compensated_scan, masked_sum
+from .sums import compensated_scan
 
 
 def greedy_prefix(key: jax.Array, x: jax.Array, budget: jax.Array) -> jax.Array:
@@ -24,11 +24,14 @@ def greedy_prefix(key: jax.Array, x: jax.Array, budget: jax.Array) -> jax.Array:
         key: (n,) float32 sort key. x: (n,) float32 ≥ 0. budget: () float32.
     """
     if key.shape[0] <= PAIRWISE_MAX:
-        # The sum of those ahead as a compensated (hi, lo) pair: a sum within an
-        # ulp of the budget is decided as exact arithmetic decides it.
+        # The sums ahead of each place in key order, as compensated (hi, lo)
+        # pairs: a sum within an ulp of the budget is decided as exact
+        # arithmetic decides it. The sums only grow down the order, so those
+        # below the budget are its leading places.
         r = pairwise_rank(key)
-        hi, lo = masked_sum(r[None, :] < r[:, None], x)
-        return (hi - budget) + lo < 0
+        hi, lo = compensated_scan(in_rank_order(x, r)[:-1])
+        below = (hi - budget) + lo < 0  # the sums ahead of places 1..n-1 (zero is ahead of place 0)
+        return r < (budget > 0).astype(jnp.int32) + jnp.sum(below, dtype=jnp.int32)
     return greedy_take(key, x, budget)
 
 
@@ -37,11 +40,9 @@ def best_first(x: jax.Array) -> tuple[jax.Array, jax.Array]:
     ``k`` largest elements, k = 0..n, as a compensated ``(hi, lo)`` pair ((n+1,)
     float32 each)."""
     n = x.shape[0]
-    if n <= PAIRWISE_MAX:
-        r = pairwise_rank(-x)
-        k = jnp.arange(n + 1)
-        return masked_sum(r[None, :] < k[:, None], x)
-    best = -jnp.sort(-x)
+    # Best first by pairwise ranks (small n) or a sort: the same values in the
+    # same order either way, so both give the same bits.
+    best = in_rank_order(x, pairwise_rank(-x)) if n <= PAIRWISE_MAX else -jnp.sort(-x)
     zero = jnp.zeros(1, best.dtype)
     hi, lo = compensated_scan(best)
     return jnp.concatenate([zero, hi]), jnp.concatenate([zero, lo])

@@ -45,6 +45,13 @@ def lowest(x: jax.Array, m: jax.Array) -> jax.Array:
     return pairwise_rank(x) < m if x.shape[0] <= PAIRWISE_MAX else _search_lowest(x, m)
 
 
+def in_rank_order(x: jax.Array, ranks: jax.Array) -> jax.Array:
+    """(n,) ``x`` permuted to the order ``ranks`` gives ((n,) int32, a permutation
+    of 0..n-1): element ``k`` is the ``x_j`` with ``ranks_j = k``. One scatter
+    to distinct places (exact; no sort)."""
+    return jnp.zeros_like(x).at[ranks].set(x, unique_indices=True, mode="promise_in_bounds")
+
+
 def select_rank(x: jax.Array, ranks: jax.Array, r: int) -> jax.Array:
     """() the element of ``x`` whose rank is ``r`` (exact: one nonzero term)."""
     return jnp.sum(jnp.where(ranks == r, x, 0.0))

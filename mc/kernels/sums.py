@@ -11,7 +11,6 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from .fusion import materialise
 
 
 def tree_sum(x: jax.Array) -> jax.Array:
@@ -56,25 +55,6 @@ def two_sum(a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
     s = a + b
     bb = s - a
     return s, (a - (s - bb)) + (b - bb)
-
-
-def masked_sum(mask: jax.Array, x: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """``Σ_j mask[i, j] · x[j]`` for each i, compensated: ``(hi, lo)`` whose sum
-    is the exact sum to about twice float32 precision, added in index order (so
-    the bits do not depend on the batch shape).
-
-    Arguments:
-        mask: (m, n) bool. x: (n,) float32.
-    Returns:
-        (m,) float32 each.
-    """
-    x = materialise(x)  # else its producers run once per term
-    hi = jnp.zeros(mask.shape[:1], x.dtype)
-    lo = jnp.zeros(mask.shape[:1], x.dtype)
-    for j in range(x.shape[-1]):
-        hi, err = two_sum(hi, jnp.where(mask[:, j], x[j], 0.0))
-        lo = lo + err
-    return hi, lo
 
 
 def int_cumsum(x: jax.Array, block: int = 32) -> jax.Array:

@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from mc.kernels import PAIRWISE_MAX, masked_median, median, pairwise_rank, rank, select_rank, sort_rank
+from mc.kernels import PAIRWISE_MAX, in_rank_order, masked_median, median, pairwise_rank, rank, select_rank, sort_rank
 
 SIZES = [1, 8, PAIRWISE_MAX, PAIRWISE_MAX + 1, 200]
 
@@ -58,3 +58,12 @@ def test_masked_median_every_branch(n, ties):
     # Every element in: median's own bits.
     assert f(jnp.asarray(x), jnp.ones(n, bool)) == jax.jit(median)(jnp.asarray(x))
     assert float(f(jnp.asarray(x), jnp.zeros(n, bool))) == 0.0
+
+
+@pytest.mark.parametrize("n", [1, 8, 33])
+def test_in_rank_order_places_each_element_at_its_rank(n):
+    rng = np.random.default_rng(n)
+    x = rng.integers(0, 5, n).astype(np.float32)  # ties: ranks break them by index
+    r = jax.jit(pairwise_rank)(jnp.asarray(x))
+    got = np.asarray(jax.jit(in_rank_order)(jnp.asarray(x), r))
+    np.testing.assert_array_equal(got, x[np.argsort(x, kind="stable")])
