@@ -121,8 +121,10 @@ def _sizes(n: int) -> list[int]:
 
 # Groups up to which a gather finds each output's group by comparing it with
 # every group's running count (size × groups work, fast for a small pool);
-# more groups are searched (size · log2 groups), so a pool of thousands of
-# cards does not compare every slot with every card.
+# more groups are counted: each group's running count drops a one into its bin
+# and a prefix sum over the bins gives, at slot c, the groups ending at or
+# before c (groups + size work), so a pool of thousands of cards neither
+# compares every slot with every card nor searches.
 COMPARE_GROUPS = 64
 
 
@@ -130,11 +132,16 @@ def _group_of(upto: jax.Array, size: int) -> jax.Array:
     """(B, size) int32: for output slot c, the number of groups whose inclusive
     running count ``upto`` ((B, G), non-decreasing) is at most c, capped at G − 1."""
     B, G = upto.shape
-    c = jnp.arange(size, dtype=upto.dtype)
     if G <= COMPARE_GROUPS:
+        c = jnp.arange(size, dtype=upto.dtype)
         found = jnp.sum(upto[:, None, :] <= c[None, :, None], axis=2, dtype=jnp.int32)
     else:
-        found = jax.vmap(lambda u: jnp.searchsorted(u, c, side="right", method="scan_unrolled"))(upto)
+        # One flat scatter of integer ones (month b owns bins b·(size+1)...),
+        # exact in any order; a count past the last slot lands in bin ``size``.
+        bins = jnp.minimum(upto.astype(jnp.int32), size)
+        bins = bins + (size + 1) * jnp.arange(B, dtype=jnp.int32)[:, None]
+        hist = jnp.zeros(B * (size + 1), jnp.int32).at[bins.ravel()].add(1, mode="promise_in_bounds")
+        found = jnp.cumsum(hist.reshape(B, size + 1)[:, :size], axis=1, dtype=jnp.int32)
     return jnp.minimum(found.astype(jnp.int32), G - 1)
 
 

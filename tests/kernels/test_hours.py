@@ -259,7 +259,7 @@ def test_flat_month_sums_without_interval_slots():
 @pytest.mark.parametrize("groups", [hours_mod.COMPARE_GROUPS - 1, hours_mod.COMPARE_GROUPS,
                                     hours_mod.COMPARE_GROUPS + 1, 300])
 def test_gather_live_groups_below_and_above_the_search_threshold(groups):
-    """The gather's group lookup compares up to COMPARE_GROUPS groups and searches
+    """The gather's group lookup compares up to COMPARE_GROUPS groups and counts
     above: the same intervals either way, and ``month_sums`` as the brute force."""
     rng = np.random.default_rng(groups)
     B, S = 3, 4
