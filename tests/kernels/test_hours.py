@@ -65,6 +65,33 @@ def brute_sums(begin, end, weight, count, rate, demand):
     return np.array([demand.sum(), np.minimum(demand, cap).sum(), cap.sum(), np.maximum(0.0, demand - cap).sum()])
 
 
+@pytest.mark.parametrize("busiest", [30, 60, 200])
+def test_month_sums_in_each_gather_size(busiest):
+    """The hourly pass gathers a chunk's live intervals into an eighth, a quarter
+    or all of the slots (32, 64, 256 here) by its busiest month: each month's
+    bits are those it has alone, and the sums are the brute force's."""
+    assert hours_mod._sizes(256) == [32, 64, 256]
+    rng = np.random.default_rng(busiest)
+    B, G, S = 4, 32, 8
+    begin = rng.uniform(-50, 730, (B, G, S)).astype(np.float32)
+    end = (begin + rng.exponential(20, (B, G, S))).astype(np.float32)
+    weight = rng.uniform(0, 300, (B, G, S)).astype(np.float32)
+    count = np.zeros((B, G), np.int32)
+    for b, live in enumerate([busiest, 3, busiest // 2]):  # the busiest month first; the last has none
+        cards = rng.permutation(G)[:-(-live // S)]
+        count[b, cards] = S
+        count[b, cards[-1]] -= len(cards) * S - live
+    rate = rng.uniform(5000, 9000, B).astype(np.float32)
+    demand = rng.uniform(0, 9000, HOURS).astype(np.float32)
+    args = tuple(jnp.asarray(x) for x in (begin, end, weight, count, rate))
+    batched = np.asarray(jax.jit(jax.vmap(month_sums, in_axes=(0, 0, 0, 0, 0, None)))(*args, jnp.asarray(demand)))
+    one = jax.jit(month_sums)
+    for b in range(B):
+        assert np.array_equal(np.asarray(one(*(x[b] for x in args), jnp.asarray(demand))), batched[b])
+        want = brute_sums(begin[b], end[b], weight[b], count[b], np.float64(rate[b]), demand.astype(np.float64))
+        np.testing.assert_allclose(batched[b], want, rtol=1e-6, atol=2e-6 * 9000 * HOURS)
+
+
 @pytest.mark.parametrize("demand_kind", ["flat", "varying"])
 def test_month_sums_match_brute_force_and_any_batch(demand_kind):
     rng = np.random.default_rng(3)
