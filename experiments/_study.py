@@ -35,8 +35,17 @@ def up_to_date(name: str, args, files: tuple[str, ...], config=None, out: Path |
     man = out / "manifest.json"
     if args.fresh or not man.exists() or not all((out / f).exists() for f in files):
         return False
-    if config is not None and json.loads(man.read_text()).get("config") != json.loads(json.dumps(config)):
+    made = json.loads(man.read_text())
+    if config is not None and made.get("config") != json.loads(json.dumps(config)):
         return False
+    if made.get("outputs"):  # a sealed result: its files must be the ones it sealed
+        from mc import ParamError
+        from mc.studies import manifest
+
+        try:
+            manifest.verify(man)
+        except ParamError:
+            return False
     if not args.quiet:
         print(f"{name}: up to date in {out}", file=sys.stderr)
     return True

@@ -47,6 +47,7 @@ from .serving import simulate_latency as simulate_latency
 from .serving import slo_rate as slo_rate
 from .studies import numpy_month as numpy_month
 
+
 # Earlier names of the buying-the-fleet modules, kept working.
 procurement = buy
 procurement_presets = buy.presets

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Set
 from typing import Any, Iterable
 
 
@@ -19,7 +20,13 @@ class ParamError(ValueError):
 
 
 def fail(field: str, value: Any, allowed: str) -> None:
-    raise ParamError(f"{field}={value!r}: {allowed}")
+    raise ParamError(f"{field}={one_line(value)}: {allowed}")
+
+
+def one_line(value: Any) -> str:
+    """``repr(value)`` on one line (a NumPy array's repr spans several)."""
+    text = repr(value)
+    return " ".join(text.split()) if "\n" in text or "\r" in text else text
 
 
 def number(field: str, value: Any, *, lo: float | None = None, hi: float | None = None,
@@ -79,10 +86,53 @@ def count(field: str, value: Any, *, lo: int = 1, hi: int | None = None) -> int:
 
 
 def choice(field: str, value: Any, options: Iterable[str]) -> str:
+    """``value`` when it is one of the names ``options`` (anything else, a list or
+    an array included, is a one-line error listing them)."""
     options = list(options)
-    if value not in options:
+    if not isinstance(value, str) or value not in options:
         fail(field, value, "must be one of " + ", ".join(options))
     return value
+
+
+def instance(name: str, value: Any, kind: type | tuple, what: str) -> Any:
+    """``value`` when it is a ``kind``; else a ``TypeError`` naming the argument:
+    ``name must be what, not <type>``."""
+    if not isinstance(value, kind):
+        raise TypeError(f"{name} must be {what}, not {type(value).__name__}")
+    return value
+
+
+def listed(field: str, value: Any) -> list:
+    """A list or tuple's items (a grid's values, a list of names); anything else,
+    a string included, is a one-line error."""
+    if not isinstance(value, (list, tuple)):
+        fail(field, value, "must be a list")
+    return list(value)
+
+
+def flag(field: str, value: Any) -> bool:
+    """A true/false switch: ``bool`` (or a NumPy bool), nothing else."""
+    if not isinstance(value, bool) and not _is_np_bool(value):
+        fail(field, value, "must be true or false")
+    return bool(value)
+
+
+def mapping(field: str, value: Any, what: str = "a table (dict)") -> Any:
+    """``value`` when it is a mapping (a dict or a TOML table); else a one-line error."""
+    if not isinstance(value, Mapping):
+        fail(field, value, f"must be {what}")
+    return value
+
+
+def progress(field: str, value: Any) -> Any:
+    """A run's ``progress``: True, False, None (a bar when stderr is a terminal) or
+    a bar already open (anything with ``update``, as a tqdm bar, that is not a
+    container: a dict has ``update`` too)."""
+    if value is None or isinstance(value, bool) or _is_np_bool(value):
+        return value
+    if callable(getattr(value, "update", None)) and not isinstance(value, (Mapping, Set, list, tuple, str, bytes)):
+        return value
+    fail(field, value, "must be true, false, None (a bar when stderr is a terminal) or an open progress bar")
 
 
 def _is_np_number(value: Any) -> bool:
@@ -91,6 +141,14 @@ def _is_np_number(value: Any) -> bool:
     except ImportError:  # pragma: no cover
         return False
     return isinstance(value, np.number) and not isinstance(value, (np.complexfloating, np.bool_))
+
+
+def _is_np_bool(value: Any) -> bool:
+    try:
+        import numpy as np
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(value, np.bool_)
 
 
 def _is_np_integer(value: Any) -> bool:

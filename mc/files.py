@@ -7,7 +7,9 @@ starts from a fleet preset (scenarios) or a buying preset (procurements).
 
 from __future__ import annotations
 
+import hashlib
 import os
+import sys
 import tempfile
 import tomllib
 from pathlib import Path
@@ -126,6 +128,10 @@ def read_trace_csv(path: str | Path) -> np.ndarray:
         col = frame["demand"]
     else:
         col = frame.iloc[:, 0]
+    # true/false cells are read as booleans, which count as numbers (1 and 0): refused.
+    flags = col.map(lambda x: isinstance(x, (bool, np.bool_))).to_numpy(bool)
+    if flags.any():
+        v.fail("demand.trace_csv", str(path), f"row {int(flags.argmax())}: must hold only numbers, not true/false")
     col = pd.to_numeric(col, errors="coerce")
     if col.isna().any():
         v.fail("demand.trace_csv", str(path), f"row {int(col.isna().to_numpy().argmax())}: must hold only numbers")
@@ -160,7 +166,7 @@ def procurement_from_data(data: dict) -> Procurement:
 
 def load_scenario(path: str | Path) -> Scenario:
     """A scenario from a TOML file (see ``scenario_from_data``)."""
-    path = Path(path)
+    path = Path(v.instance("path", path, (str, os.PathLike), "the path of a TOML file (str or Path)"))
     return scenario_from_data(read_toml(path), path.parent)
 
 
@@ -198,6 +204,7 @@ def check_output(path: Any, formats: tuple[str, ...] = OUTPUT_FORMATS) -> Path:
     allowed = "must be a file path ending in " + ", ".join(formats)
     if not isinstance(path, (str, Path)) or not str(path).strip():
         v.fail("out", path, allowed)
+    _check_name(path)
     path = Path(path)
     if path.suffix.lower() not in formats:
         v.fail("out", str(path), allowed)
@@ -205,6 +212,19 @@ def check_output(path: Any, formats: tuple[str, ...] = OUTPUT_FORMATS) -> Path:
         v.fail("out", str(path), "exists and is not a regular file")
     _check_folder(_existing(path.parent), str(path))
     return path
+
+
+def _check_name(path: Any) -> None:
+    """A name the operating system can be given: no NUL, and nothing its file-system
+    encoding cannot write (bytes that are not UTF-8, which Python holds as surrogate
+    escapes, go back as the same bytes)."""
+    if "\x00" in str(path):
+        v.fail("out", str(path), "must not hold a NUL character")
+    try:
+        os.fsencode(str(path))
+    except UnicodeError:
+        v.fail("out", str(path), f"cannot be written as a file name in this system's encoding "
+               f"({sys.getfilesystemencoding()})")
 
 
 def _existing(folder: Path) -> Path:
@@ -218,6 +238,7 @@ def check_output_folder(path: Any) -> Path:
     """An output folder: absent (it will be made) or a folder, under a writable one."""
     if not isinstance(path, (str, Path)) or not str(path).strip():
         v.fail("out", path, "must be a folder path")
+    _check_name(path)
     path = Path(path)
     if path.exists():
         if not path.is_dir():
@@ -238,11 +259,24 @@ def _check_folder(folder: Path, shown: str) -> None:
         v.fail("out", shown, f"is in a folder that cannot be written ({folder})")
 
 
-def atomic_write(path: str | Path, write: Callable[[str], Any]) -> None:
+def digest(path: str | Path) -> dict:
+    """``{"bytes", "sha256"}`` of a file's contents."""
+    h = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+            size += len(block)
+    return {"bytes": size, "sha256": h.hexdigest()}
+
+
+def atomic_write(path: str | Path, write: Callable[[str], Any]) -> dict:
     """Write a file through a temporary sibling, flush it to disk and rename it into
     place, so an interrupted run (or a power cut) never leaves a half-written file.
     ``write(tmp_path)``. Never replaces anything but a regular file; the file gets
-    the usual permissions (0666 less the umask)."""
+    the usual permissions (0666 less the umask). Returns the ``digest`` of what was
+    written (taken before the rename: a manifest that seals it vouches for these
+    bytes, not for whatever another writer may put there later)."""
     path = Path(path)
     if path.exists() and not path.is_file():
         v.fail("out", str(path), "exists and is not a regular file")
@@ -256,8 +290,10 @@ def atomic_write(path: str | Path, write: Callable[[str], Any]) -> None:
         os.chmod(tmp, 0o666 & ~umask)
         with open(tmp, "rb+") as fh:
             os.fsync(fh.fileno())
+        made = digest(tmp)
         os.replace(tmp, path)
         _fsync_folder(path.parent)
+        return made
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
@@ -276,38 +312,53 @@ def _fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
-def write_table(frame, path: str | Path, metadata: str | None = None) -> None:
+def write_parquet(data, file: str | Path, metadata: str | None = None) -> None:
+    """A table (pandas or pyarrow) as Parquet at ``file`` (not atomic: ``atomic_write``
+    gives it a temporary path), with ``metadata`` text under the schema key ``mc``.
+    Written through a Python file: pyarrow's own paths must be UTF-8, while the
+    operating system takes any bytes (a name that is not UTF-8 is kept)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = data if isinstance(data, pa.Table) else pa.Table.from_pandas(data, preserve_index=False)
+    if metadata is not None:
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}), b"mc": metadata.encode()})
+    with open(file, "wb") as fh:
+        pq.write_table(table, fh)
+
+
+def read_parquet(path: str | Path):
+    """A Parquet file as a pyarrow Table (its schema metadata included), read
+    through a Python file so any name the operating system holds can be read."""
+    import pyarrow.parquet as pq
+
+    with open(path, "rb") as fh:
+        return pq.read_table(fh)
+
+
+def write_table(frame, path: str | Path, metadata: str | None = None) -> dict:
     """A table written atomically in the format its extension names (``.parquet``,
     ``.csv`` or ``.json``: records, one object a row). ``metadata`` (text, e.g. a
-    manifest's JSON) goes into a parquet file's schema metadata under ``mc``."""
+    manifest's JSON) goes into a parquet file's schema metadata under ``mc``.
+    Returns the written file's ``digest``."""
     path = check_output(path)
     ext = path.suffix.lower()
     if ext == ".parquet":
-        def write(tmp):
-            import pyarrow as pa
-            import pyarrow.parquet as pq
-
-            table = pa.Table.from_pandas(frame, preserve_index=False)
-            if metadata is not None:
-                table = table.replace_schema_metadata({**(table.schema.metadata or {}), b"mc": metadata.encode()})
-            pq.write_table(table, tmp)
-
-        atomic_write(path, write)
-    elif ext == ".csv":
-        atomic_write(path, lambda tmp: frame.to_csv(tmp, index=False))
-    else:
-        atomic_write(path, lambda tmp: frame.to_json(tmp, orient="records", lines=False, indent=1))
+        return atomic_write(path, lambda tmp: write_parquet(frame, tmp, metadata))
+    if ext == ".csv":
+        return atomic_write(path, lambda tmp: frame.to_csv(tmp, index=False))
+    return atomic_write(path, lambda tmp: frame.to_json(tmp, orient="records", lines=False, indent=1))
 
 
-def write_text(path: str | Path, text: str) -> None:
-    """``atomic_write`` of a text file."""
+def write_text(path: str | Path, text: str) -> dict:
+    """``atomic_write`` of a text file; returns its ``digest``."""
     def write(tmp):
         with open(tmp, "w") as fh:
             fh.write(text)
 
-    atomic_write(path, write)
+    return atomic_write(path, write)
 
 
 __all__ = ["read_toml", "read_one_table", "read_trace_csv", "scenario_from_data", "procurement_from_data", "load_scenario",
            "load_procurement", "scenario", "procurement", "check_output", "check_output_folder", "atomic_write",
-           "write_table", "write_text", "OUTPUT_FORMATS", "MAX_INPUT_BYTES"]
+           "digest", "read_parquet", "write_parquet", "write_table", "write_text", "OUTPUT_FORMATS", "MAX_INPUT_BYTES"]

@@ -85,8 +85,12 @@ def bill_cents(owned: dict, rent: dict) -> tuple[int, int]:
     return owned_c, rented_c
 
 
-def checks(model: str, tokens: dict, owned_cents: int, rented_cents: int) -> dict:
-    """Bill ($), the three ratios and pass flags (idle ≤ 15%, blended ≤ 75%, API ≤ 10%)."""
+def checks(model: str, tokens: dict, owned_cents: int, rented_cents: int, unserved_max: float = 0.0) -> dict:
+    """Bill ($), the four ratios and pass flags (idle ≤ 15%, blended ≤ 75%, API ≤ 10%,
+    unserved ≤ ``unserved_max`` of demand: none by default), and pass_all.
+
+    The API takes whatever cards leave (SPEC §4); a mix without it leaves that
+    unserved, and the month fails unless the unserved share is within the limit."""
     price = MODEL[model][1]
     api_bill = tokens["api_tokens"] / 1e6 * price
     bill = (owned_cents + rented_cents) / 100 + api_bill
@@ -95,6 +99,9 @@ def checks(model: str, tokens: dict, owned_cents: int, rented_cents: int) -> dic
     served = tokens["demand_tokens"] - tokens["unserved_tokens"]
     blended = bill / (served / 1e6 * price)
     share = tokens["api_tokens"] / tokens["demand_tokens"]
-    return {"api_bill": api_bill, "bill": bill, "idle_share": idle, "blended_ratio": blended,
-            "api_share": share, "pass_idle": idle <= 0.15, "pass_margin": blended <= 0.75,
-            "pass_overflow": share <= 0.10}
+    unserved = tokens["unserved_tokens"] / tokens["demand_tokens"]
+    out = {"api_bill": api_bill, "bill": bill, "idle_share": idle, "blended_ratio": blended,
+           "api_share": share, "unserved_share": unserved, "pass_idle": idle <= 0.15,
+           "pass_margin": blended <= 0.75, "pass_overflow": share <= 0.10, "pass_served": unserved <= unserved_max}
+    out["pass_all"] = out["pass_idle"] and out["pass_margin"] and out["pass_overflow"] and out["pass_served"]
+    return out

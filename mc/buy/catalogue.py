@@ -9,9 +9,17 @@ import math
 from dataclasses import dataclass
 from typing import Mapping
 
+import numpy as np
+
 from .. import _validate as v
 from ..serving import catalogue as serving_catalogue
 from ..units import SECONDS
+
+
+def _name(field: str, value) -> str:
+    if not isinstance(value, str) or not value.strip():
+        v.fail(field, value, "must be a non-empty string")
+    return value
 
 
 @dataclass(frozen=True)
@@ -21,6 +29,13 @@ class BuyModel:
     api_price: float  # $ per 1M tokens
     serving: str | None = None  # the same model in the serving catalogue (mc card, pool entries)
 
+    def __post_init__(self):
+        _name("model.name", self.name)
+        object.__setattr__(self, "h100_rate", v.positive("model.h100_rate", self.h100_rate))
+        object.__setattr__(self, "api_price", v.positive("model.api_price", self.api_price))
+        if self.serving is not None:
+            _name("model.serving", self.serving)
+
 
 @dataclass(frozen=True)
 class Chip:
@@ -28,6 +43,13 @@ class Chip:
     ratio: float  # rate × H100
     price: float  # $ per owned card-month (capex over 36 months, power, colo, staff)
     serving: str | None = None  # the same GPU in the serving catalogue (mc card, pool entries)
+
+    def __post_init__(self):
+        _name("chip.name", self.name)
+        object.__setattr__(self, "ratio", v.positive("chip.ratio", self.ratio))
+        object.__setattr__(self, "price", v.positive("chip.price", self.price))
+        if self.serving is not None:
+            _name("chip.serving", self.serving)
 
 
 MODELS = {m.name: m for m in (BuyModel("chat-8b", 10_000.0, 0.20, "8b"), BuyModel("premium-70b", 700.0, 2.50, "70b"))}
@@ -41,11 +63,13 @@ def _lookup(field: str, name, table: dict, serving_lookup, aliases: dict) -> str
     """The buying catalogue's name for ``name``: its own name, or any name or alias
     the serving catalogue gives the same model or GPU (``h100-sxm``, ``a100``,
     ``8b``, ``llama-3-70b``, ...). Anything else fails, listing what is known."""
-    key = name.strip().lower() if isinstance(name, str) else name
+    if not isinstance(name, str):  # a list or an array is no name (and not hashable)
+        v.fail(field, name, f"must be a name, one of {', '.join(table)}")
+    key = name.strip().lower()
     if key in table:
         return key
     try:
-        same = serving_lookup(key).name if isinstance(key, str) else None
+        same = serving_lookup(key).name
     except v.ParamError:
         same = None
     for entry in table.values():
@@ -79,6 +103,13 @@ def chip(name: str | Chip) -> Chip:
     return CHIPS[chip_name(name)]
 
 
+def _tokens(field: str, tokens):
+    """A token count (>= 0), or a NumPy array of them (the months of a run)."""
+    if isinstance(tokens, np.ndarray) and tokens.dtype.kind in "iuf":
+        return tokens
+    return v.nonneg(field, tokens)
+
+
 def card_rate(model: str | BuyModel, chip_: str | Chip) -> float:
     """tok/s one card of ``chip_`` serves of ``model`` at quality 1."""
     return buy_model(model).h100_rate * chip(chip_).ratio
@@ -90,7 +121,9 @@ def card_rate(model: str | BuyModel, chip_: str | Chip) -> float:
 def fleet_tokens(model: str | BuyModel, cards: Mapping[str, int], quality: float = 1.0) -> float:
     """Tokens a fleet carries in a month running flat out:
     ``Σ_chip cards · rate · quality · 2,628,000``."""
-    return sum(n * card_rate(model, c) for c, n in cards.items()) * quality * SECONDS
+    v.mapping("cards", cards, "a table of chip = cards, e.g. {'h100': 8}")
+    quality = v.nonneg("quality", quality)
+    return sum(v.nonneg(f"cards.{c}", n) * card_rate(model, c) for c, n in cards.items()) * quality * SECONDS
 
 
 def rent_to_fill(model: str | BuyModel, shortfall_tokens: float, chip_: str | Chip,
@@ -99,10 +132,13 @@ def rent_to_fill(model: str | BuyModel, shortfall_tokens: float, chip_: str | Ch
     ``shortfall_tokens``: ``ceil(shortfall / (rate · 2,628,000))``, at most ``cap``.
     (A shortfall within 1e-6 of a card of a whole number rounds down.)"""
     per_card = card_rate(model, chip_) * SECONDS
+    shortfall_tokens = v.number("shortfall_tokens", shortfall_tokens)
+    if cap is not None:
+        cap = v.count("cap", cap, lo=0, hi=None)
     cards = max(0, math.ceil(shortfall_tokens / per_card - 1e-6))
     return cards if cap is None else min(cards, cap)
 
 
 def api_bill(model: str | BuyModel, tokens: float) -> float:
     """Dollars the API bills for ``tokens``: ``tokens / 1e6 · price``."""
-    return tokens / 1e6 * buy_model(model).api_price
+    return _tokens("tokens", tokens) / 1e6 * buy_model(model).api_price

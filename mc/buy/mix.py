@@ -1,5 +1,6 @@
 """The cheapest mix that passes (SPEC §4): search owned cards and rent caps for the
-lowest expected bill whose probability of passing all three checks reaches a target.
+lowest expected bill whose probability of passing all four checks reaches a target
+(served among them: a mix without the API that leaves demand unserved fails it).
 
 The search owns one chip at a time (each mix's bill is linear in cards, so a blend
 of owned chips only matters by card granularity) at fractions of the forecast's
@@ -37,10 +38,12 @@ def candidates(base: Procurement, *, owned_chips=CHIP_NAMES, rent_chips=CHIP_NAM
     rate (rated, rounded to whole cards), rent capped at ``g ×`` the mean rate of one
     chip, API as in ``base``. Mixes that rent and own the same cards appear once (the
     smallest cap); all share one padded shape so one compilation evaluates them all."""
-    for c in (*owned_chips, *rent_chips):
-        v.choice("chip", c, CHIP_NAMES)
+    v.instance("base", base, Procurement, "a Procurement (mc.buy.presets.get(name) or mc.Procurement(...))")
+    for name, chips in (("owned_chips", owned_chips), ("rent_chips", rent_chips)):
+        for c in v.listed(name, chips):
+            v.choice(name, c, CHIP_NAMES)
     for name, fracs in (("owned_fractions", owned_fractions), ("rent_fractions", rent_fractions)):
-        for f in fracs:
+        for f in v.listed(name, fracs):
             v.number(name, f, lo=0.0, hi=100.0)
     mean_rate = base.forecast_tokens / SECONDS
     rate = dict(zip(CHIP_NAMES, (float(r) for r in base.card_rate)))
@@ -62,6 +65,7 @@ def candidates(base: Procurement, *, owned_chips=CHIP_NAMES, rent_chips=CHIP_NAM
     return [p.replace(slots=slots) for p in plans]
 
 
+CHECKS = ("idle", "margin", "overflow", "served", "all")  # the table's pass_* columns (settle's checks)
 MIX_FIELDS = ("owned_cards", "rented_cards")  # all candidates of one base differ only here
 MONTH_CHUNK = 250  # months per engine step
 CANDIDATES = engine.Schema(columns=OUTPUTS, kept=OUTPUTS)  # (months, candidates) token flows, kept
@@ -89,6 +93,8 @@ def evaluate(plans: list[Procurement], n: int, *, seed: int = 0) -> list[dict[st
     """Per-month columns (as ``mc.buy.settle`` gives them) of each plan on
     months ``0..n-1``. Plans must share one shape (``candidates`` makes them so)."""
     n, seed, _ = engine.check_run_args(n, seed, None)
+    for p in v.listed("plans", plans):
+        v.instance("plans", p, Procurement, "a list of Procurements (mc.buy.mix.candidates)")
     if not plans:
         v.fail("plans", "[]", "must hold at least one mix")
     structure = jax.tree.structure(plans[0])
@@ -111,9 +117,9 @@ def _row(p: Procurement, cols: dict[str, np.ndarray]) -> dict:
     cap = [(c, n) for c, n in zip(CHIP_NAMES, p.rent_cap) if n] or [("none", 0)]
     row = {"owned_chip": owned[0][0], "owned": owned[0][1], "rent_chip": cap[0][0], "rent_cap": cap[0][1],
            "rented": int(sum(p.rented)), "owned_bill": p.owned_cents() / 100, "rented_bill": p.rented_cents() / 100}
-    for col in ("bill", "idle_share", "blended_ratio", "api_share"):
+    for col in ("bill", "idle_share", "blended_ratio", "api_share", "unserved_share"):
         row.update({f"{col}_{k}": s["stats"][col][k] for k in ("mean", "p50", "p95")})
-    for check in ("idle", "margin", "overflow", "all"):
+    for check in CHECKS:
         pr = s["pass"][check]
         row.update({f"pass_{check}": pr["rate"], f"pass_{check}_lo": pr["lo"], f"pass_{check}_hi": pr["hi"]})
     return row
@@ -122,8 +128,8 @@ def _row(p: Procurement, cols: dict[str, np.ndarray]) -> dict:
 @dataclass
 class MixResult:
     """``table``: one row per candidate (mix, bill statistics, pass rates with Wilson
-    intervals, ``best`` marking the answer), cheapest first; ``best``: the cheapest mix passing all three checks
-    with probability ≥ ``target`` (None when no candidate does)."""
+    intervals, ``best`` marking the answer), cheapest first; ``best``: the cheapest mix passing all four checks
+    (``pass_all``) with probability ≥ ``target`` (None when no candidate does)."""
 
     target: float
     n: int
@@ -136,7 +142,9 @@ class MixResult:
 def optimise(base: Procurement, *, target: float = 0.9, n: int = 1000, seed: int = 0,
              **grid) -> MixResult:
     """The cheapest mix (lowest mean monthly bill) for ``base``'s forecast, demand and
-    uncertainty whose pass-all rate over ``n`` months is at least ``target``.
+    uncertainty whose pass-all rate over ``n`` months is at least ``target``: a month
+    that leaves demand unserved (beyond ``checks.unserved_max``, 0 by default) fails,
+    so without the API the answer carries the demand in at least ``target`` of months.
     ``grid`` goes to ``candidates``."""
     target = v.number("target", target, lo=0.0, hi=1.0)
     plans = candidates(base, **grid)

@@ -31,16 +31,20 @@ from .catalogue import CHIP_NAMES, CHIPS, MODELS, RENT_PREMIUM, BuyModel, Chip, 
 
 @pytree_dataclass
 class BuyChecks:
-    """Pass thresholds (SPEC §4): idle share of owned capacity ≤ ``idle_max``;
-    blended cost ≤ ``margin_max`` × the API's bill for the same tokens; API share
-    of demanded tokens ≤ ``overflow_max``."""
+    """Pass thresholds (SPEC §4), each a share in [0, 10]: idle share of owned
+    capacity (tokens) ≤ ``idle_max``; blended cost ≤ ``margin_max`` × the API's bill
+    for the tokens served; API share of demanded tokens ≤ ``overflow_max``; share of
+    demanded tokens left unserved ≤ ``unserved_max``. The API takes whatever cards
+    leave, so only a mix without it leaves tokens unserved; by default none may be
+    (a month that leaves any demand unserved fails)."""
 
     idle_max: float = 0.15
     margin_max: float = 0.75
     overflow_max: float = 0.10
+    unserved_max: float = 0.0
 
     def __post_init__(self):
-        for name in ("idle_max", "margin_max", "overflow_max"):
+        for name in ("idle_max", "margin_max", "overflow_max", "unserved_max"):
             object.__setattr__(self, name, v.number(f"checks.{name}", getattr(self, name), lo=0.0, hi=10.0))
 
 
@@ -122,9 +126,8 @@ class Procurement:
             v.fail("demand.shape", "bursty", "must be flat, diurnal, weekly or trace (a fixed shape)")
         put("owned", tuple(n or 0 for n in _per_chip("owned", self.owned, _cards)))
         put("rent_cap", tuple(n or 0 for n in _per_chip("rent_cap", self.rent_cap, _cards)))
-        if not isinstance(self.api, bool):
-            v.fail("api", self.api, "must be true or false")
-        model = self.spec
+        put("api", v.flag("api", self.api))
+        model = MODELS[self.model]  # before ``spec``, which reads the overrides
         put("api_price", v.positive("api_price", model.api_price if self.api_price is None else self.api_price))
         put("h100_rate", v.positive("h100_rate", model.h100_rate if self.h100_rate is None else self.h100_rate))
         given = _per_chip("prices", self.prices, lambda f, x: v.number(f, x, lo=0.0, lo_open=True, hi=1e7))
@@ -144,7 +147,12 @@ class Procurement:
         if self.slots is None:
             put("slots", need)
         else:
-            slots = _per_chip("slots", tuple(self.slots), lambda f, x: v.count(f, x, lo=0, hi=2**24))
+            given = tuple(self.slots) if isinstance(self.slots, list) else self.slots
+            if not isinstance(given, (tuple, Mapping)):
+                v.fail("slots", given, f"must be a table of chip = slots or a tuple of {len(CHIP_NAMES)} "
+                       f"counts ({', '.join(CHIP_NAMES)})")
+            slots = _per_chip("slots", given, lambda f, x: v.count(f, x, lo=0, hi=2**24))
+            slots = tuple(n if s is None else s for s, n in zip(slots, need))  # a chip left out: exactly its cards
             for c, s, n in zip(CHIP_NAMES, slots, need):
                 if s < n:
                     v.fail(f"slots.{c}", s, f"must be at least owned + rented = {n}")
@@ -207,6 +215,10 @@ class Procurement:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], base: "Procurement | None" = None) -> "Procurement":
         """From plain data (the TOML layout); fields not given come from ``base``."""
+        if not isinstance(data, Mapping):
+            raise TypeError(f"data must be a dict of procurement fields (the TOML layout), not {type(data).__name__}")
+        if base is not None and not isinstance(base, Procurement):
+            raise TypeError(f"base must be a Procurement or None, not {type(base).__name__}")
         known = [PRICES[0] if f.name == "prices" else f.name for f in dataclasses.fields(cls) if f.init] + list(PRICES[1:])
         for key in data:
             if key not in known:
@@ -243,6 +255,12 @@ def _month_prices(data: Mapping[str, Any]) -> dict:
         data["price_month"] = {c: v.positive(f"price_hour.{c}", x) * HOURS for c, x in table.items()}
     elif given == ["prices"]:
         data["price_month"] = data.pop("prices")
+    if given and given != ["price_hour"]:  # $ per card-month, checked under the name given
+        table = data["price_month"]
+        if not isinstance(table, Mapping):
+            v.fail(given[0], table, "must be a table of chip = $ per owned card-month")
+        data["price_month"] = {c: x if x is None else v.number(f"{given[0]}.{c}", x, lo=0.0, lo_open=True, hi=1e7)
+                               for c, x in table.items()}
     return data
 
 

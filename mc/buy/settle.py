@@ -16,6 +16,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
+from .. import _validate as v
 from .. import engine
 from ..units import HOURS
 from .catalogue import api_bill
@@ -28,7 +29,15 @@ COLUMNS = ("bill", "owned_bill", "rented_bill", "api_bill", "idle_share", "blend
 
 def settle(p: Procurement, raw: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Device token flows → per-month columns (float64): the bill ($) and its parts,
-    the three checks' ratios and ``pass_*`` booleans, then the token flows."""
+    the checks' ratios (shares of tokens), the token flows, then the four checks'
+    ``pass_*`` booleans and ``pass_all``.
+
+    ``pass_served``: unserved tokens ≤ ``unserved_max`` of demand. With the API on,
+    ``unserved_tokens`` is exactly 0; with it off, a month whose cards cover every
+    hour leaves exactly 0 too (``mc.buy.month``: each hour's remainder is a float32
+    difference of equal numbers), so the default limit of 0 fails exactly the
+    months that leave some demand unserved. The margin is judged on the tokens
+    served, so only this check sees demand a mix without the API drops."""
     tok = {k: np.asarray(x, np.float64) for k, x in raw.items()}
     n = tok["demand_tokens"].shape[0]
     owned_bill = np.full(n, p.owned_cents() / 100.0)
@@ -48,13 +57,15 @@ def settle(p: Procurement, raw: Mapping[str, np.ndarray]) -> dict[str, np.ndarra
     out["pass_idle"] = idle <= c.idle_max
     out["pass_margin"] = blended <= c.margin_max
     out["pass_overflow"] = api_share <= c.overflow_max
-    out["pass_all"] = out["pass_idle"] & out["pass_margin"] & out["pass_overflow"]
+    out["pass_served"] = out["unserved_share"] <= c.unserved_max
+    out["pass_all"] = out["pass_idle"] & out["pass_margin"] & out["pass_overflow"] & out["pass_served"]
     return out
 
 
 def default_chunk(p: Procurement) -> int:
     """Months per device batch: at most 8,192, and about 4M per-card draws (and
     hours) at a time, so a fleet of 150,000 cards still fits in memory."""
+    v.instance("p", p, Procurement, "a Procurement (mc.buy.presets.get(name) or mc.Procurement(...))")
     return max(1, min(8192, 2**22 // (2 * sum(p.slots) + 8 * HOURS)))
 
 
@@ -66,13 +77,16 @@ def schema(p: Procurement) -> engine.Schema:
 @dataclass
 class BuyResult:
     """A mix's distribution over ``n`` months: ``summary`` as ``mc.engine.of_columns``
-    gives it; ``samples`` one row per month when kept."""
+    gives it; ``samples`` one row per month when kept; ``requested`` the months
+    asked for (more than ``n`` when a Ctrl-C stopped the run early:
+    ``summary["partial"]``)."""
 
     plan: Procurement
     n: int
     seed: int
     summary: dict
     samples: pd.DataFrame | None = dataclasses.field(default=None, repr=False)
+    requested: int | None = None
 
 
 def simulate(p: Procurement, n: int, *, seed: int = 0, chunk: int | None = None,
@@ -80,7 +94,8 @@ def simulate(p: Procurement, n: int, *, seed: int = 0, chunk: int | None = None,
     """Months ``0..n-1`` of ``p``; month ``i`` uses ``fold_in(key(seed), i)``."""
     if not isinstance(p, Procurement):
         raise TypeError(f"p must be a Procurement, not {type(p).__name__}")
+    keep_samples = v.flag("keep_samples", keep_samples)
     out = engine.summarise(month, p, n, schema(p), seed=seed, chunk=default_chunk(p) if chunk is None else chunk,
                            progress=progress)
     samples = pd.DataFrame(out.columns) if keep_samples and out.columns is not None else None
-    return BuyResult(p, out.run.done, int(seed), out.summary, samples)
+    return BuyResult(p, out.run.done, int(seed), out.summary, samples, requested=out.run.n)

@@ -4,10 +4,13 @@ exposes ``register(subparsers)``, which adds its parser with ``func`` set."""
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib
 import os
+import subprocess
 import sys
 
+from .. import _validate as v
 from .._validate import ParamError
 from .._version import __version__
 
@@ -45,15 +48,112 @@ def _compile_cache() -> None:
         return
     import jax
 
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    jax.config.update("jax_compilation_cache_dir", os.path.join(base, "mc", "jax"))
+    jax.config.update("jax_compilation_cache_dir", os.path.join(_cache_base(), "mc", "jax"))
+
+
+# Commands that never start a device backend: no backend check for them (they stay
+# fast, and work whatever JAX_PLATFORMS and XLA_FLAGS say).
+HOST_ONLY = ("show", "card")
+# Starts a CPU backend, which parses XLA_FLAGS as every backend does.
+_PROBE = "import jax; jax.devices()"
+_FLAGS_OK: set[str] = set()  # XLA_FLAGS values a probe (or the disk cache) accepted
+
+
+def _cache_base() -> str:
+    return os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+
+
+def _flags_marker(flags: str) -> str:
+    """The file that records ``flags`` passed a probe, per jax and jaxlib version."""
+    import importlib.metadata as md
+
+    try:
+        versions = md.version("jax") + "/" + md.version("jaxlib")
+    except md.PackageNotFoundError:  # pragma: no cover - jax from a source tree
+        versions = "?"
+    key = hashlib.sha256(f"{versions}\0{flags}".encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    return os.path.join(_cache_base(), "mc", "xla-flags", key)
+
+
+def check_xla_flags() -> None:
+    """``XLA_FLAGS``, when set, must be flags XLA knows with values it can read: XLA
+    checks them when a backend starts and stops the whole process (in C++, with its
+    own log) when they are not, so they are tried first in a short subprocess. A
+    value that passed is remembered (in this process, and under the cache folder
+    per jax version), so only a new value costs the probe (about a second)."""
+    flags = os.environ.get("XLA_FLAGS")
+    if not flags or flags in _FLAGS_OK:
+        return
+    marker = _flags_marker(flags)
+    if os.path.exists(marker):
+        _FLAGS_OK.add(flags)
+        return
+    env = {**os.environ, "JAX_PLATFORMS": "cpu", "TF_CPP_MIN_LOG_LEVEL": "0"}
+    try:
+        done = subprocess.run([sys.executable, "-P", "-c", _PROBE], env=env, capture_output=True, timeout=120,
+                              stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return  # no probe: the backend's own start says what is wrong
+    err = done.stderr.decode("utf-8", "replace")
+    if done.returncode == 0:
+        _FLAGS_OK.add(flags)
+        try:
+            os.makedirs(os.path.dirname(marker), exist_ok=True)
+            with open(marker, "w") as fh:
+                fh.write(flags + "\n")
+        except OSError:
+            pass  # a cache that cannot be written: probe again next time
+        return
+    # XLA's log lines: "E1206 02:40:22.990691 4222 file.cc:63] message"; the first
+    # error says which flag, the fatal line why the process stopped.
+    said = [line.split("] ", 1)[1] for line in err.splitlines()
+            if line[:1] in "EF" and line[1:5].isdigit() and "] " in line]
+    if "Traceback" in err or not said:
+        return  # a Python error or a killed probe, not XLA refusing the flags: the real start says
+    v.fail("XLA_FLAGS", flags, "XLA refuses it: " + " ".join(said[0].split())
+           + "; XLA_FLAGS holds --name=value flags separated by spaces")
+
+
+def check_backend(args) -> None:
+    """The device backend starts, before the command runs: one line naming
+    ``JAX_PLATFORMS`` or ``XLA_FLAGS`` when it cannot (never a traceback, nor XLA
+    stopping the process)."""
+    if args.command in HOST_ONLY:
+        return
+    check_xla_flags()
+    if getattr(args, "coordinator", None) is not None:
+        return  # jax.distributed.initialize must run before any backend starts
+    import jax
+
+    platforms = os.environ.get("JAX_PLATFORMS", "")
+    try:
+        jax.devices()
+    except RuntimeError as err:
+        v.fail("JAX_PLATFORMS", platforms, "no backend it names can start here: " + " ".join(str(err).split()))
+    except AssertionError:  # jax: every platform named was skipped (a GPU one with no GPU visible)
+        v.fail("JAX_PLATFORMS", platforms, "no backend it names can start here (is its device visible and its "
+               "jax plugin installed?); unset it to let jax choose, or set JAX_PLATFORMS=cpu")
+
+
+def _keep_undecodable_bytes() -> None:
+    """A path the operating system gave as bytes that are not UTF-8 (Python holds
+    them as surrogate escapes) is printed back as the same bytes rather than
+    failing, whatever the locale's error handler."""
+    out = sys.stdout
+    if out is sys.__stdout__ and getattr(out, "errors", None) == "strict":
+        try:
+            out.reconfigure(errors="surrogateescape")
+        except (AttributeError, ValueError):  # pragma: no cover - not a TextIOWrapper
+            pass
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     _compile_cache()
+    _keep_undecodable_bytes()
     try:
+        check_backend(args)
         return int(args.func(args) or 0)
     except ParamError as err:
         print(f"mc {args.command}: error: {err}", file=sys.stderr)
@@ -61,8 +161,9 @@ def main(argv: list[str] | None = None) -> int:
     except FileNotFoundError as err:
         print(f"mc {args.command}: error: {err.filename}: no such file", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"mc {args.command}: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as err:  # a study's Interrupted says what it kept
+        print(f"mc {args.command}: interrupted" + (f": {err}" if str(err) else "; nothing was written"),
+              file=sys.stderr)
         return 130
     except BrokenPipeError:
         # The reader went away (``mc run ... | head``): stop quietly, as Unix tools do.

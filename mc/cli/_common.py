@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
+
+from .. import _json
 
 
 def add_sampling(p: argparse.ArgumentParser, n: int) -> None:
@@ -33,4 +34,6 @@ def progress_of(args) -> bool | None:
 
 
 def print_json(obj: Any) -> None:
-    print(json.dumps(obj, indent=2, default=float))
+    """``obj`` as strict JSON on stdout: NumPy values as plain numbers, and an
+    undefined or non-finite figure as ``null`` (never NaN or Infinity)."""
+    print(_json.dumps(obj, indent=2))

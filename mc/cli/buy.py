@@ -1,7 +1,12 @@
-"""``mc buy``: a procurement mix's month as a distribution (SPEC §4)."""
+"""``mc buy``: a procurement mix's month as a distribution (SPEC §4).
+
+Ctrl-C stops after the chunk in hand and prints the months so far, marked
+partial ("interrupted after N of M months: partial"), and exits 130, as ``mc run``.
+"""
 
 from __future__ import annotations
 
+import sys
 import time
 
 from .. import buy, files
@@ -14,24 +19,31 @@ def run(args) -> int:
     plan = files.procurement(args.plan)
     t0 = time.perf_counter()
     result = buy.simulate(plan, args.n, seed=args.seed, chunk=args.chunk, progress=progress_of(args))
+    partial = bool(result.summary.get("partial"))
     if args.json:
+        # a run stopped before its first months has no stats: its figures are empty
+        summary = {"stats": {}, "pass": {}, **result.summary}
         print_json({"plan": args.plan, "describe": plan.describe(), "n": result.n, "seed": result.seed,
+                    **({"partial": True, "requested": result.requested} if partial else {}),
                     "owned": dict(zip(buy.CHIP_NAMES, plan.owned)),
                     "rented": dict(zip(buy.CHIP_NAMES, plan.rented)),
                     **buy_headline(result), "summary": result.summary,
-                    "figures": figures.of_summary(result.summary, figures.BUY_UNITS),
+                    "figures": figures.of_summary(summary, figures.BUY_UNITS),
                     "provenance": manifest.provenance(scenario=plan.to_dict(), seed=result.seed, n=result.n,
                                                       wall_s=round(time.perf_counter() - t0, 3))})
     else:
         print(format_buy(args.plan, result))
-    return 0
+    sys.stdout.flush()
+    return 130 if partial else 0
 
 
 def register(sub) -> None:
     p = sub.add_parser("buy", help="own, rent or API: a procurement mix's month",
                        description="Simulate a month of demand served by owned cards, then rented "
-                       "cards, then an API (SPEC §4), and report the bill and the idle, margin and "
-                       "overflow checks. Presets: " + ", ".join(buy.presets.names()) + ".")
+                       "cards, then an API (SPEC §4), and report the bill, the unserved tokens (a plan "
+                       "with api = false leaves what its cards cannot carry unserved) and the idle, "
+                       "margin, overflow and served checks. Ctrl-C stops early and prints the months "
+                       "so far, marked partial (exit 130). Presets: " + ", ".join(buy.presets.names()) + ".")
     p.add_argument("plan", metavar="PRESET|FILE.toml")
     p.add_argument("--n", type=int, default=2000, help="months to simulate (default 2,000)")
     p.add_argument("--seed", type=int, default=0, help="seed; month i uses fold_in(key(seed), i) (default 0)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import _validate as v
 from .. import serving
 from ..serving import catalogue
 from ..studies.reports import format_card
@@ -9,6 +10,8 @@ from ._common import print_json
 
 
 def run(args) -> int:
+    if args.price_hour is not None:  # with the card's own fields, before anything is printed
+        v.positive("price-hour", args.price_hour)
     c = serving.card(args.model, args.gpu, weight_bytes_per_param=args.weight_bytes,
                      kv_bytes_per_element=args.kv_bytes, batch=args.batch, context=args.context,
                      prompt=args.prompt, mem_util=args.mem_util, prefill_util=args.prefill_util)

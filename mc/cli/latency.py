@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from .. import serving
+from .. import _validate as v
+from .. import engine, serving
 from ..serving import catalogue
 from ..serving import latency as lat
 from ._common import add_progress, print_json, progress_of
@@ -22,6 +23,23 @@ def _config(args) -> lat.Serving:
                        prefill_util=args.prefill_util, weight_bytes=args.weight_bytes, kv_bytes=args.kv_bytes)
 
 
+def _check(args) -> tuple[lat.Serving, float | None]:
+    """Every number the command takes, validated before anything runs (one-line
+    errors naming the field): the configuration's, the rate or SLO's, the
+    replications, seed and chunk, and the price. Returns the configuration and
+    tokens per dollar per tok/s (None without ``--price-hour``)."""
+    v.count("requests", args.requests, lo=1, hi=lat.MAX_REQUESTS)  # the configuration's n, by its flag's name
+    s = _config(args)
+    lat.check_slo(1.0 if args.slo_ttft is None else args.slo_ttft, args.percentile, args.share, args.rel_tol)
+    s.params(s.capacity_rate() if args.rate is None else args.rate, percentile=args.percentile,
+             slo_ttft=args.slo_ttft)
+    v.count("replications", args.replications, lo=2, hi=lat.MAX_REPLICATIONS)
+    engine.check_run_args(1, args.seed, args.chunk)
+    if args.price_hour is None:
+        return s, None
+    return s, serving.tokens_per_dollar(1.0, v.positive("price-hour", args.price_hour))
+
+
 def _table(res: lat.LatencyResult) -> list[str]:
     lines = [f"  {'':16s} {'median':>11s}   {'p5 .. p95 over replications':s}"]
     figs = res.figures()
@@ -32,14 +50,15 @@ def _table(res: lat.LatencyResult) -> list[str]:
 
 
 def run(args) -> int:
-    s = _config(args)
+    s, price = _check(args)
     progress = progress_of(args)
     head = (f"{s.model} on {s.gpu}, {s.batcher} batcher (max batch {s.max_batch}"
             + (f", max wait {s.max_wait:g} s" if s.batcher == "static" else "") + f"; {s.slots} slots)")
-    price = None if args.price_hour is None else serving.tokens_per_dollar(1.0, args.price_hour) / 1.0
     if args.slo_ttft is None:
         res = lat.simulate(s, args.rate, args.replications, seed=args.seed, percentile=args.percentile,
                            chunk=args.chunk, progress=progress)
+        if not res.replications:  # Ctrl-C before the first replications: no figure to print
+            raise KeyboardInterrupt
         out = {"serving": s.as_dict(), "rate": res.rate, "replications": res.replications, "seed": args.seed,
                "figures": res.figures()}
         if price is not None:
@@ -49,8 +68,10 @@ def run(args) -> int:
         if args.json:
             print_json(out)
         else:
+            partial = (f"  (PARTIAL: stopped early, {res.replications} of {args.replications} replications)"
+                       if res.summary.get("partial") else "")
             print(f"{head}\nat {res.rate:.4g} requests/s, {res.replications} replications of {s.n:,} requests "
-                  f"(after {s.warmup:,} warm-up):")
+                  f"(after {s.warmup:,} warm-up){partial}:")
             print("\n".join(_table(res)))
             if price is not None:
                 print(f"  tokens per dollar {out['tokens_per_dollar']:,.0f} at ${args.price_hour:g}/h")

@@ -65,13 +65,15 @@ def run(args) -> int:
     if not lead:
         return 0
     wall = round(time.perf_counter() - t0, 3)
-    if args.out is not None and result.samples is not None:
+    partial = bool(result.summary.get("partial"))
+    if args.out is not None and result.samples is not None and not partial:
         made = manifest.build({"scenario": args.scenario, "fields": scenario.to_dict()}, seed=args.seed,
                               n=result.n, seeding=manifest.SEEDED, wall_s=wall)
         rows = result.samples.copy()
         rows.insert(0, "month", range(len(rows)))  # month i of the seed: fold_in(key(seed), i)
-        files.write_table(rows, args.out, metadata=manifest.to_json(made))
-        manifest.write_beside(args.out, made)
+        manifest.unseal(manifest.beside(args.out))  # no manifest ever vouches for a table it did not see
+        written = files.write_table(rows, args.out, metadata=manifest.to_json(made))
+        manifest.write_beside(args.out, made, written)
     if args.json:
         print_json({"scenario": args.scenario, "seed": args.seed, **result.summary,
                     "figures": figures.of_summary(result.summary, figures.FLEET_UNITS),
@@ -79,20 +81,25 @@ def run(args) -> int:
                                                       wall_s=wall)})
     else:
         print(format_summary(args.scenario, result))
-        if args.out and result.samples is not None:
+        if args.out and result.samples is not None and not partial:
             print(f"\nsamples written to {args.out} (manifest in {manifest.beside(args.out)})")
     sys.stdout.flush()
-    return 130 if result.summary.get("partial") else 0
+    if partial and args.out is not None:
+        print(f"mc run: interrupted after {result.n:,} of {args.n:,} months; nothing was written to {args.out} "
+              "(only a whole run is saved)", file=sys.stderr)
+    return 130 if partial else 0
 
 
 def register(sub) -> None:
     p = sub.add_parser("run", help="simulate one scenario and print its summary",
                        description="Simulate a preset or a scenario TOML file for N fleet-months. "
-                       "Ctrl-C stops early and prints the summary so far, marked partial (exit 130).")
+                       "Ctrl-C stops early and prints the summary so far, marked partial (exit 130); "
+                       "--out is written only for a whole run.")
     p.add_argument("scenario", metavar="PRESET|FILE.toml")
     add_sampling(p, n=100_000)
     p.add_argument("--out", metavar="FILE", help="also write every fleet-month as a row, in the format "
-                   "the extension names: .parquet, .csv or .json (keeps all samples in memory)")
+                   "the extension names: .parquet, .csv or .json (keeps all samples in memory), and "
+                   "FILE-stem.manifest.json beside it, written last with the file's sha256")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--devices", type=int, default=None,
                    help="use the first N local devices (default: all)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from .. import files
@@ -26,7 +27,7 @@ def run(args) -> int:
     if talk:
         print(f"{n_points} grid points x {spec.n:,} fleet-months, seed {spec.seed} -> {out}")
     outcome = sweeps.run(spec, out, chunk=args.chunk, progress=progress_of(args), fresh=args.fresh,
-                         desc=Path(args.file).stem)
+                         desc=Path(args.file).stem, warn=lambda msg: print(f"mc sweep: warning: {msg}", file=sys.stderr))
     if args.json:
         print_json({"sweep": args.file, "grid": list(spec.grid), "n": spec.n, "seed": spec.seed,
                     "points": sweeps.figures_by_point(outcome.table, list(spec.grid)),
@@ -47,7 +48,10 @@ def register(sub) -> None:
                        description="Run every grid point of a sweep TOML (a base preset or [scenario] "
                        "table and a [grid] of field = [values]) and write OUT/sweep.parquet and "
                        "OUT/manifest.json. Finished points are kept in OUT/points/, so an interrupted "
-                       "sweep resumes where it stopped.")
+                       "sweep resumes where it stopped: Ctrl-C keeps the points already finished (never "
+                       "the one in hand) and exits 130; a point file that is damaged or not this point's "
+                       "is recomputed with a warning. The manifest is written last, with the table's "
+                       "checksum.")
     p.add_argument("file", metavar="FILE.toml")
     p.add_argument("--n", type=int, default=None, help="fleet-months per grid point (default: the file's n, else 10,000)")
     p.add_argument("--seed", type=int, default=None, help="seed of every grid point (default: the file's seed, else 0)")

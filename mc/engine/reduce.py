@@ -364,7 +364,8 @@ def summarise(month_fn: Callable, params: Any, n: int, schema: Schema, *, seed: 
     """Months ``0..n-1`` of ``month_fn(key, params)``, summarised as ``schema`` says
     (``keep``: every column comes back, exactly). Binned floats get their ranges
     from a pilot over the first ``PILOT`` months (the same compiled step). A Ctrl-C
-    stops after the chunk in hand; the summary then covers the months done and says ``"partial"``.
+    stops after the chunk in hand; the summary then covers the months done and says ``"partial"``
+    (and ``"interrupted"``, also when the Ctrl-C came after the last chunk).
 
     The histogram bins of binned floats span the range of months ``0..PILOT-1``
     (widened), the same months whatever the chunk, so every quantile is the same
@@ -379,4 +380,6 @@ def summarise(month_fn: Callable, params: Any, n: int, schema: Schema, *, seed: 
     summary = acc.summary()
     if done.partial:
         summary["partial"] = True
+    if done.stopped:  # a Ctrl-C came, perhaps after the last chunk: a study stops after this run
+        summary["interrupted"] = True
     return Summarised(summary, acc.columns(), done)

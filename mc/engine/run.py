@@ -34,6 +34,7 @@ from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from .. import _validate as v
+from .faults import after_chunk
 
 MonthFn = Callable[[jax.Array, Any], dict]
 # (outputs: dict of (local,) arrays, mask: (local,) bool, aux) -> pytree, run on
@@ -312,6 +313,7 @@ def progress_bar(total: int, enabled: Any, unit: str = "months", desc: str | Non
     which is used as it is and left open. Without a bar to show, tqdm is not
     needed (a machine may run the engine with jax and NumPy alone, as the GPU
     check does)."""
+    enabled = v.progress("progress", enabled)
     if hasattr(enabled, "update"):
         return _Shared(enabled)
     show = sys.stderr.isatty() if enabled is None else bool(enabled)
@@ -365,6 +367,7 @@ class Run:
         self.n = n
         self.done = 0
         self.partial = False
+        self.stopped = False  # a Ctrl-C came (the run may still have finished: see partial)
         self.chunk = 0  # months per step, all devices together
 
 
@@ -398,13 +401,13 @@ def stream(month_fn: MonthFn, params: Any, n: int, *, reducer: Reducer, merge: C
                 pending = nxt
                 if stop.requested:
                     break
-            else:
-                if pending is not None:
-                    _merge(pending, merge, run, bar)
-                    pending = None
+            if pending is not None:  # the chunk in hand (so a stopped run holds at least one)
+                _merge(pending, merge, run, bar)
+                pending = None
         except KeyboardInterrupt:
             stop.requested = True
         run.partial = run.done < n
+        run.stopped = stop.requested
     return run
 
 
@@ -434,6 +437,7 @@ def _merge(pending, merge, run: Run, bar) -> None:
     merge(host, take)
     run.done += take
     bar.update(take)
+    after_chunk()
 
 
 def sample(month_fn: MonthFn, params: Any, n: int, *, seed: int = 0, chunk: int | None = None,

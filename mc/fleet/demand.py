@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
 from typing import NamedTuple
 
 import jax
@@ -18,11 +20,22 @@ SHAPES = ("flat", "diurnal", "weekly", "bursty", "trace")
 
 
 def check_trace(values) -> np.ndarray:
-    """A trace: exactly 730 finite, non-negative hourly demands (tok/s)."""
+    """A trace: exactly 730 finite, non-negative hourly demands (tok/s), one
+    dimension of real numbers (booleans, complex numbers, strings and other
+    objects are refused, not converted)."""
+    allowed = "must be 730 numbers (tok/s per hour), a list or a 1-D array of integers or floats"
+    if isinstance(values, (str, bytes, dict)):
+        v.fail("demand.trace", type(values).__name__, allowed)
     try:
-        arr = np.asarray(values, dtype=np.float64).ravel()
-    except (TypeError, ValueError):
-        v.fail("demand.trace", type(values).__name__, "must be 730 numbers (tok/s per hour)")
+        arr = np.asarray(values)
+    except (TypeError, ValueError, OverflowError):  # ragged lists, unconvertible objects
+        v.fail("demand.trace", type(values).__name__, allowed)
+    if arr.dtype.kind not in "iuf":
+        kind = {"b": "booleans", "c": "complex numbers", "U": "strings", "S": "bytes"}.get(arr.dtype.kind)
+        v.fail("demand.trace", f"<{kind or arr.dtype.name + ' values'}>", allowed)
+    if arr.ndim != 1:
+        v.fail("demand.trace", f"<array of shape {arr.shape}>", allowed)
+    arr = arr.astype(np.float64)
     if arr.size != HOURS:
         v.fail("demand.trace", f"<{arr.size} values>", "must hold exactly 730 hourly values")
     bad = np.flatnonzero(~np.isfinite(arr) | (arr < 0) | (arr > v.FLOAT32_MAX) | (arr > 0) & (arr < v.FLOAT32_TINY))
@@ -91,7 +104,14 @@ class Demand:
     def from_fields(cls, fields: dict, given: dict) -> "Demand":
         """From merged plain fields; a base's trace is dropped when the shape given
         is not ``trace`` (a trace given with another shape is an error)."""
-        if fields.get("shape") != "trace" and "trace" not in given:
+        for name, table in (("fields", fields), ("given", given)):
+            if not isinstance(table, Mapping):
+                raise TypeError(f"{name} must be a dict of demand fields, not {type(table).__name__}")
+        known = [f.name for f in dataclasses.fields(cls)]
+        for key in fields:
+            if key not in known:
+                v.fail(f"demand.{key}", fields[key], "is not a field of demand; known: " + ", ".join(known))
+        if not (isinstance(fields.get("shape"), str) and fields["shape"] == "trace") and "trace" not in given:
             fields = {k: x for k, x in fields.items() if k != "trace"}
         return cls(**fields)
 

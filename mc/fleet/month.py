@@ -12,6 +12,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from .. import _validate as v
 from ..engine import Schema
 from ..kernels import materialise, uniforms
 from . import accounting, checks, demand, dips, eviction, lottery, runset, window
@@ -30,11 +31,13 @@ OUTPUTS = tuple(KINDS)
 MONEY, COUNTS, FLOATS, PASSES = (tuple(c for c, k in KINDS.items() if k == kind)
                                  for kind in ("money", "count", "float", "pass"))
 MODE_COLUMNS = ("bill", "n_run", "n_evicted")
+SCENARIO = "a Scenario (mc.presets.get(name), mc.load_scenario(path) or mc.Scenario(...))"
 
 
 def schema(sc: Scenario) -> Schema:
     """The engine's column schema for a scenario's months: money columns with the
     values the pool allows, counts from 0 to the pool size."""
+    v.instance("sc", sc, Scenario, SCENARIO)
     money = {c: accounting.money_support(sc.pool, sc.churn_cents, c) for c in MONEY}
     return Schema(columns=OUTPUTS, money=money, counts={c: sc.pool.size + 1 for c in COUNTS},
                   floats=FLOATS, passes=PASSES, modes=MODE_COLUMNS)
@@ -52,6 +55,7 @@ class Draws(NamedTuple):
 def draw(key: jax.Array, sc: Scenario) -> Draws:
     """Every random number of the month, from one block of open uniforms per
     card and one for demand (each module turns its columns into variates)."""
+    v.instance("sc", sc, Scenario, SCENARIO)  # checked when traced, never on the device
     n_dips = dips.uniforms_needed(sc.dips)
     per_card = lottery.UNIFORMS + 1 + n_dips
     k_cards, k_demand = jax.random.split(key)
@@ -70,6 +74,9 @@ def outcome(d: Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Arr
     With ``cards=True`` also the per-card ``true_rate``, ``score`` (tok/s),
     ``evicted`` and ``run`` (bool), each (pool,).
     """
+    v.instance("d", d, Draws, "the Draws that draw(key, sc) returns")
+    v.instance("sc", sc, Scenario, SCENARIO)
+    cards = v.flag("cards", cards)
     pool = sc.pool
     rated = jnp.asarray(pool.rated())
     cents = jnp.asarray(pool.price_cents())

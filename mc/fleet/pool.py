@@ -47,7 +47,8 @@ class CardClass:
         ``mc.serving.card``. A batch beyond the card's seats is refused, saying how
         many there are."""
         price = v.positive("price", price)
-        name = name or f"{model}@{gpu}"
+        if name is None or isinstance(name, str) and not name:
+            name = f"{model}@{gpu}"
         c = serving_card(model, gpu, batch=batch, **kw)
         if c.seats is not None and c.batch_requested > c.seats:
             v.fail(f"pool.{name}.batch", c.batch_requested, f"does not fit: {c.gpu} seats {c.seats} requests of "
@@ -128,6 +129,11 @@ def slo_card(entry: Mapping[str, Any]) -> CardClass:
     price = entry_price(entry, f"pool.{name}")
     search = {k: entry.pop(k, d) for k, d in SLO_SEARCH.items()}
     queue = latency.Serving(**entry)
+    # Checked before the search is looked up by value (a list is not hashable).
+    search["slo_ttft"], search["percentile"], search["share"], search["rel_tol"] = latency.check_slo(
+        search["slo_ttft"], search["percentile"], search["share"], search["rel_tol"])
+    search["replications"] = v.count("replications", search["replications"], lo=2, hi=latency.MAX_REPLICATIONS)
+    search["seed"] = v.count("seed", search["seed"], lo=0)
     return CardClass(name=name, rated=_slo_tok_s(queue, tuple(sorted(search.items()))), price=price)
 
 
@@ -142,6 +148,13 @@ def card_class(name: str) -> CardClass:
     return CLASSES[name]
 
 
+def _pair(group: Any) -> tuple:
+    """A pool group: a ``(card, count)`` pair."""
+    if not isinstance(group, (tuple, list)) or len(group) != 2:
+        v.fail("pool.groups", group, "each group must be a (card class, count) pair, e.g. (mc.FLAGSHIP, 32)")
+    return tuple(group)
+
+
 @dataclass(frozen=True)
 class Pool:
     """A pool: card classes with counts, cards laid out class by class.
@@ -152,7 +165,9 @@ class Pool:
     groups: tuple[tuple[CardClass, int], ...]
 
     def __post_init__(self):
-        groups = tuple(self.groups)
+        if not isinstance(self.groups, (tuple, list)):
+            v.fail("pool.groups", self.groups, "must be a tuple of (CardClass, count) pairs, e.g. ((mc.FLAGSHIP, 32),)")
+        groups = tuple(_pair(g) for g in self.groups)
         if not groups:
             v.fail("pool", "[]", "must hold at least one card class with a count >= 1")
         checked = []
@@ -171,7 +186,9 @@ class Pool:
 
     @classmethod
     def of(cls, *groups: tuple[CardClass | str, int]) -> "Pool":
-        return cls(tuple((card_class(c) if isinstance(c, str) else c, n) for c, n in groups))
+        """A pool from ``(card, count)`` pairs, a card a class or a built-in's name:
+        ``Pool.of(("flagship", 24), (BARGAIN, 8))``."""
+        return cls(tuple((card_class(c) if isinstance(c, str) else c, n) for c, n in map(_pair, groups)))
 
     @property
     def size(self) -> int:

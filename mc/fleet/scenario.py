@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -85,6 +86,10 @@ class Scenario:
         (``autoscaler``) is present when given (an empty table: its defaults) or in
         ``base``; given as None it is removed.
         """
+        if not isinstance(data, Mapping):
+            raise TypeError(f"data must be a dict of scenario fields (the TOML layout), not {type(data).__name__}")
+        if base is not None and not isinstance(base, Scenario):
+            raise TypeError(f"base must be a Scenario or None, not {type(base).__name__}")
         data = dict(data)
         merged = base.to_dict() if base is not None else {}
         for key in data:
@@ -103,8 +108,14 @@ class Scenario:
 
     def replace(self, updates: dict[str, Any] | None = None, **kw) -> "Scenario":
         """A copy with fields changed, by dotted name: ``replace({"window.hours": 24})``."""
+        if updates is not None and not isinstance(updates, Mapping):
+            raise TypeError(f"updates must be a dict of dotted field names, e.g. {{'window.hours': 24}}, "
+                            f"not {type(updates).__name__}")
         nested: dict[str, Any] = {}
         for key, val in {**(updates or {}), **kw}.items():
+            if not isinstance(key, str):
+                raise TypeError(f"updates: a field name must be a str such as 'window.hours', not "
+                                f"{type(key).__name__} {key!r}")
             head, _, tail = key.partition(".")
             if tail:
                 if head not in SECTIONS and head not in OPTIONAL:

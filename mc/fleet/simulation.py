@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from .. import _validate as v
 from .. import engine
 from . import autoscaler, month
 from .scenario import Scenario
@@ -33,6 +34,7 @@ class Result:
 def model(scenario: Scenario):
     """``(month function, column schema)`` of a scenario: SPEC §6's month when it
     has an ``[autoscaler]`` section, else §1's."""
+    v.instance("scenario", scenario, Scenario, month.SCENARIO)
     if scenario.autoscaler is not None:
         return autoscaler.autoscaler_month, autoscaler.schema(scenario)
     return month.fleet_month, month.schema(scenario)
@@ -57,6 +59,7 @@ def simulate(scenario: Scenario, n: int, *, seed: int = 0, chunk: int | None = N
     """
     if not isinstance(scenario, Scenario):
         raise TypeError(f"scenario must be a Scenario, not {type(scenario).__name__}")
+    keep_samples = v.flag("keep_samples", keep_samples)
     month_fn, columns = model(scenario)
     out = engine.summarise(month_fn, scenario, n, columns, seed=seed, chunk=chunk,
                            devices=devices, progress=progress, bins=bins, keep=keep_samples)

@@ -88,7 +88,7 @@ GPU_ALIASES = {"a100": "a100-80gb", "h100": "h100-sxm", "h200-sxm": "h200", "hgx
 
 
 def _lookup(kind: str, name: str, table: dict, aliases: dict):
-    key = name.strip().lower() if isinstance(name, str) else name
+    key = name.strip().lower() if isinstance(name, str) else None  # a list or an array is no name
     key = aliases.get(key, key)
     if key not in table:
         known = sorted(list(table) + list(aliases))

@@ -58,6 +58,7 @@ COLUMNS = ("ttft_p50", "ttft_p95", "ttft_p99", "ttft_q", "e2e_p50", "e2e_p95", "
 MAX_SLOTS = 4096
 MAX_TOKENS = 2**20  # longest prompt or answer
 MAX_REQUESTS = 2**20  # warmup + n per replication
+MAX_REPLICATIONS = 10_000_000
 F32_TINY = float(np.finfo(np.float32).tiny)
 F32_MAX = float(np.finfo(np.float32).max)
 
@@ -566,7 +567,8 @@ def simulate(s: Serving, rate: float, replications: int = 200, *, seed: int = 0,
     if not isinstance(s, Serving):
         raise TypeError(f"s must be a Serving, not {type(s).__name__}")
     p = s.params(rate, percentile=percentile, slo_ttft=slo_ttft)
-    replications = v.count("replications", replications, lo=2, hi=10_000_000)
+    replications = v.count("replications", replications, lo=2, hi=MAX_REPLICATIONS)
+    progress = v.progress("progress", progress)
     out = engine.summarise(replication, p, replications, SCHEMA, seed=seed,
                            chunk=default_chunk(s) if chunk is None else chunk, devices=devices,
                            progress=progress, keep=True, unit="replications")
@@ -598,6 +600,17 @@ class SLORating:
         return self.tok_s * 3600.0 / v.positive("price_per_hour", hourly_price)
 
 
+def check_slo(slo_ttft: float, percentile: float = 95.0, share: float = 0.9,
+              rel_tol: float = 0.01) -> tuple[float, float, float, float]:
+    """The SLO search's fields, validated (one-line ``ParamError``s): ``slo_ttft``
+    s in (0, 1e6], ``percentile`` in (0, 100), ``share`` in (0, 1], ``rel_tol``
+    in [1e-6, 1]."""
+    return (v.number("slo_ttft", slo_ttft, lo=0.0, lo_open=True, hi=1e6),
+            v.number("percentile", percentile, lo=0.0, hi=100.0, lo_open=True, hi_open=True),
+            v.number("share", share, lo=0.0, hi=1.0, lo_open=True),
+            v.number("rel_tol", rel_tol, lo=1e-6, hi=1.0))
+
+
 def slo_rate(s: Serving, slo_ttft: float, *, percentile: float = 95.0, share: float = 0.9,
              replications: int = 100, seed: int = 0, rel_tol: float = 0.01, chunk: int | None = None,
              progress: bool | None = False, log=None) -> SLORating:
@@ -615,17 +628,20 @@ def slo_rate(s: Serving, slo_ttft: float, *, percentile: float = 95.0, share: fl
         KeyboardInterrupt: a run was stopped by Ctrl-C (the search does not go on
         with a partial run).
     """
-    slo_ttft = v.number("slo_ttft", slo_ttft, lo=0.0, lo_open=True, hi=1e6)
-    percentile = v.number("percentile", percentile, lo=0.0, hi=100.0, lo_open=True, hi_open=True)
-    share = v.number("share", share, lo=0.0, hi=1.0, lo_open=True)
-    rel_tol = v.number("rel_tol", rel_tol, lo=1e-6, hi=1.0)
+    if not isinstance(s, Serving):
+        raise TypeError(f"s must be a Serving, not {type(s).__name__}")
+    slo_ttft, percentile, share, rel_tol = check_slo(slo_ttft, percentile, share, rel_tol)
+    replications = v.count("replications", replications, lo=2, hi=MAX_REPLICATIONS)
+    progress = v.progress("progress", progress)
+    if log is not None and not callable(log):
+        raise TypeError(f"log must be a function of one str (e.g. print) or None, not {type(log).__name__}")
     tried: list[dict] = []
     runs: dict[float, LatencyResult] = {}
 
     def meets(rate: float) -> bool:
         r = simulate(s, rate, replications, seed=seed, percentile=percentile, slo_ttft=slo_ttft,
                      chunk=chunk, progress=progress)
-        if r.summary.get("partial"):  # Ctrl-C during a run: stop the search, not just the run
+        if r.summary.get("partial") or r.summary.get("interrupted"):  # Ctrl-C: stop the search, not just the run
             raise KeyboardInterrupt
         runs[rate] = r
         got = r.summary["pass"]["slo"]["rate"]

@@ -73,7 +73,7 @@ def pieces(scenarios: list[Scenario], pick: Pick, months: int, *, first: int = 0
     budget), so runs of any length share one compiled step.
 
     Raises:
-        KeyboardInterrupt: when Ctrl-C stopped a piece short.
+        KeyboardInterrupt: when a Ctrl-C came during a piece (the study stops).
     """
     fit = chunk is None and jax.default_backend() == "cpu"
     with progress_bar(len(scenarios) * months, progress, "setting-months") as bar:
@@ -88,7 +88,7 @@ def pieces(scenarios: list[Scenario], pick: Pick, months: int, *, first: int = 0
                     done = Run(m)
                     size = max(1, (STEP if w == 1 else DEFAULT_CHUNK["cpu"]) // w) * jax.device_count() if fit else chunk
                     got = sample(fn, block, m, seed=seed, chunk=size, width=w, first=start, run=done, fit=fit)
-                    if done.partial:
+                    if done.partial or done.stopped:  # Ctrl-C, even after the piece's last chunk
                         raise KeyboardInterrupt
                     yield part, start, {k: x[:, :len(part)] for k, x in got.items()}
                     bar.update(len(part) * m)

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import json
 import math
 import time
 from pathlib import Path
@@ -57,13 +56,13 @@ import pandas as pd
 from .. import _validate as v
 from ..engine import Z95, figure, wilson
 from .. import files
-from ..files import atomic_write, write_text
 from ..fleet import Scenario
 from ..fleet import month as fleet_month
 from ..fleet.eviction import POLICIES
 from ..fleet.runset import MODES
 from ..kernels import fingerprint
-from . import blocks
+from . import blocks, manifest
+from .store import FolderLock, tag
 from .sweep import check_grid, describe_point, flatten_grid, label
 
 WINDOWS = (1.0, 4.0, 24.0, 72.0, 168.0)  # hour, 4 h, day, 3 days, week
@@ -598,16 +597,22 @@ def columns(result: Calibration) -> list[str]:
 
 
 def save(result: Calibration, out: str | Path, scenario: str, provenance: dict | None = None) -> dict:
-    """Write ``out/candidates.parquet`` (``columns``) and ``out/calibration.json``
-    (atomically); returns the report written to the JSON file."""
+    """Write ``out/candidates.parquet`` (``columns``) and ``out/calibration.json``,
+    each atomically; the report is written last and seals the table (its sha256,
+    ``manifest.verify``), and is removed first, so it never describes another
+    table. Returns the report as read back and verified."""
     out = Path(out)
     report = {"scenario": scenario, **result.to_dict()}
     if provenance is not None:
         report["provenance"] = provenance
     table = result.table[columns(result)]
-    atomic_write(out / "candidates.parquet", lambda tmp: table.to_parquet(tmp, index=False))
-    write_text(out / "calibration.json", json.dumps(report, indent=2, default=float) + "\n")
-    return report
+    out.mkdir(parents=True, exist_ok=True)
+    with FolderLock(out, "calibration"):  # two writers never interleave one folder's files
+        manifest.unseal(out / "calibration.json")
+        made = files.write_table(table, out / "candidates.parquet", metadata=tag(
+            table, what="calibration candidates", scenario=scenario, n=result.n, first=result.first,
+            seed=result.seed))
+        return manifest.verify(manifest.seal(out / "calibration.json", report, {out / "candidates.parquet": made}))
 
 
 __all__ = ["Calibration", "DEFAULT_FIRST", "DEFAULT_N", "FIGURES", "JUDGES", "Limits", "MAX_SETTINGS", "OBJECTIVES",

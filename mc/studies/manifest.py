@@ -19,7 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from ..files import write_text
+from .. import _json
+from .. import _validate as v
+from ..files import digest, write_text
 
 CRN = "common random numbers: every point uses the seed; month i uses fold_in(key(seed), i)"
 
@@ -95,14 +97,14 @@ def build(config: dict, *, seed: int, n: int, seeding: str = CRN, **extra) -> di
 
 
 def to_json(manifest: dict) -> str:
-    return json.dumps(manifest, indent=2, default=_json_default) + "\n"
+    """Strict JSON (``mc._json``): a figure that is undefined or not finite is ``null``."""
+    return _json.dumps(manifest, indent=2) + "\n"
 
 
-def write(folder: str | Path, manifest: dict) -> Path:
-    """``folder/manifest.json``, written atomically."""
-    path = Path(folder) / "manifest.json"
-    write_text(path, to_json(manifest))
-    return path
+def write(folder: str | Path, manifest: dict, outputs=()) -> Path:
+    """``folder/manifest.json``, written atomically; sealing ``outputs`` (files in
+    ``folder``, or ``{path: digest}``) with their checksums when given (``seal``)."""
+    return seal(Path(folder) / "manifest.json", manifest, outputs if isinstance(outputs, dict) else list(outputs))
 
 
 def beside(path: str | Path) -> Path:
@@ -111,14 +113,76 @@ def beside(path: str | Path) -> Path:
     return path.with_name(path.stem + ".manifest.json")
 
 
-def write_beside(path: str | Path, manifest: dict) -> Path:
-    """The manifest of one output file, written atomically beside it (``beside``)."""
-    out = beside(path)
-    write_text(out, to_json(manifest))
-    return out
+def write_beside(path: str | Path, manifest: dict, made: dict | None = None) -> Path:
+    """The manifest of one output file, written atomically beside it (``beside``)
+    and sealing it (its size and sha256: ``made``, its writer's digest, when given)."""
+    return seal(beside(path), manifest, {path: made})
+
+
+# -- sealed results ---------------------------------------------------------------------
+#
+# A result folder (or file) is whole only when its manifest says so: the manifest is
+# written last and lists every output with its size and sha256, and it is removed
+# before any output is rewritten. An interrupt at any moment therefore leaves either
+# the last whole result, or outputs with no manifest (refused when read), never a
+# manifest over outputs it does not describe.
+
+def unseal(manifest_path: str | Path) -> None:
+    """Remove a result's manifest before its outputs are rewritten (so no manifest
+    ever vouches for outputs it did not see written)."""
+    path = Path(manifest_path)
+    if path.is_file() or path.is_symlink():
+        path.unlink()
+
+
+def seal(manifest_path: str | Path, manifest: dict, outputs) -> Path:
+    """Write ``manifest`` last, with ``"outputs"``: each output file (in the
+    manifest's folder) by name, with its size and sha256; ``verify`` checks them.
+    ``outputs``: the files' paths, or ``{path: digest}`` with the digests their
+    writers returned (``files.atomic_write``), so the seal vouches for the bytes
+    this process wrote even if another writer replaced a file since."""
+    path = Path(manifest_path)
+    given = outputs if isinstance(outputs, dict) else {out: None for out in outputs}
+    listed = {}
+    for out, made in given.items():
+        out = Path(out)
+        if out.parent.resolve() != path.parent.resolve():
+            raise ValueError(f"output {out} is not in the manifest's folder {path.parent}")
+        listed[out.name] = made or digest(out)
+    write_text(path, to_json({**manifest, **({"outputs": listed} if listed else {})}))
+    return path
+
+
+def verify(manifest_path: str | Path) -> dict:
+    """A sealed result's manifest, after checking every output it lists is there with
+    the size and sha256 it was written with.
+
+    Raises:
+        ParamError: one line naming the file that is missing, damaged or changed.
+    """
+    path = Path(manifest_path)
+    if not path.is_file():
+        v.fail("result", str(path.parent), f"has no manifest {path.name}: it was not finished (an interrupted "
+               "run writes no manifest); run it again")
+    try:
+        made = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        v.fail("manifest", str(path), f"cannot be read as JSON ({type(err).__name__})")
+    listed = made.get("outputs") if isinstance(made, dict) else None
+    if not isinstance(listed, dict) or not listed:
+        v.fail("manifest", str(path), "lists no outputs with their checksums (written by an older mc, or not "
+               "by mc); run the result again")
+    for name, want in listed.items():
+        out = path.parent / name
+        if not out.is_file():
+            v.fail("result", str(out), f"is missing or not a file, but {path.name} lists it")
+        if digest(out) != want:
+            v.fail("result", str(out), f"differs from what {path.name} records (size or sha256): damaged or "
+                   "changed since it was written")
+    return made
 
 
 SEEDED = "month i uses fold_in(key(seed), i)"
 
 __all__ = ["CRN", "SEEDED", "plain", "config_hash", "versions", "git_commit", "provenance", "build", "to_json",
-           "write", "beside", "write_beside"]
+           "write", "beside", "write_beside", "seal", "unseal", "verify"]

@@ -31,6 +31,7 @@ from .. import _validate as v
 from .. import files
 from . import manifest
 from . import blocks
+from .store import FolderLock, tag
 from ..fleet.scenario import OPTIONAL, SECTIONS, Scenario
 
 # A point's figures: name -> what a month contributes (its mean over months is the figure).
@@ -117,10 +118,13 @@ def analyze(ranges: Mapping[str, tuple[float, float]], y: np.ndarray, *, resampl
     if not np.all(np.isfinite(y)) or np.ptp(y) == 0:
         nan = np.full(d, np.nan)
         return {"S1": nan, "S1_conf": nan, "ST": nan, "ST_conf": nan}
+    # SALib seeds its bootstrap only for a true seed (``if seed:``); seed 0 would draw
+    # from NumPy's unseeded global state and change the intervals on every run. 0 maps
+    # to 2**31, outside the seeds a user may give, so every seed is its own.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         res = sobol_analyze.analyze(problem(ranges), np.asarray(y, np.float64), calc_second_order=False,
-                                    num_resamples=resamples, conf_level=0.95, seed=seed)
+                                    num_resamples=resamples, conf_level=0.95, seed=seed if seed else 2**31)
     return {k: np.asarray(res[k], np.float64) for k in ("S1", "S1_conf", "ST", "ST_conf")}
 
 
@@ -225,12 +229,18 @@ def save(result: Sensitivity, base: Scenario, out, *, wall_s: float | None = Non
 
     out = files.check_output_folder(out)
     out.mkdir(parents=True, exist_ok=True)
-    files.write_table(result.table(), Path(out) / "sensitivity.parquet")
     config = {"scenario": base.to_dict(), "ranges": {k: list(b) for k, b in result.ranges.items()},
               "samples": result.samples, "figures": list(FIGURES),
               "method": "Saltelli sampling and Sobol indices (SALib), no second order, 95% bootstrap intervals"}
-    manifest.write(out, manifest.build(config, seed=result.seed, n=result.months, points=int(result.points.shape[0]),
-                                       noise_share=result.noise_share, wall_s=wall_s))
+    with FolderLock(out, "sensitivity study"):  # two writers never interleave one folder's files
+        manifest.unseal(out / "manifest.json")  # written last, over the table it describes
+        table = result.table()
+        made = files.write_table(table, Path(out) / "sensitivity.parquet", metadata=tag(
+            table, what="sensitivity indices", config_hash=manifest.config_hash(config), n=result.months,
+            seed=result.seed))
+        manifest.write(out, manifest.build(config, seed=result.seed, n=result.months,
+                                           points=int(result.points.shape[0]), noise_share=result.noise_share,
+                                           wall_s=wall_s), outputs={Path(out) / "sensitivity.parquet": made})
 
 
 def sensitivity(base: Scenario, ranges: Any, *, samples: int = 256, months: int = 1000, seed: int = 0,

@@ -18,8 +18,18 @@ intervals are still valid; points are simply not independent of each other.
 
 Resuming: each finished point is written atomically to ``points/<hash>.parquet``,
 the hash covering the point's full scenario, ``n``, seed, derived columns and the
-package version. A rerun skips points whose file exists, so a sweep killed at any
-moment and started again ends with the same table as one never interrupted.
+package version. A point file carries what it is (its key, index, ``n``, seed, row
+count and a checksum of its rows) in its Parquet metadata. A rerun reuses a point
+file only when all of that checks out; an empty, truncated, damaged, foreign or
+misplaced file is recomputed with a warning naming it (a folder in its place is
+refused). A point stopped by Ctrl-C is never written: the run raises
+``Interrupted`` (a ``KeyboardInterrupt``) saying how many points are kept, so a
+sweep interrupted or killed at any moment and started again ends with the same
+table as one never interrupted.
+
+The table and its manifest are sealed (``manifest.seal``): ``manifest.json`` is
+removed when a run starts and written last, with the table's checksum, so a
+folder's manifest always describes the table beside it; ``read`` verifies it.
 """
 
 from __future__ import annotations
@@ -28,6 +38,7 @@ import dataclasses
 import itertools
 import json
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +52,7 @@ from ..engine import describe
 from ..fleet import Scenario, field_names, simulate
 from ..fleet.scenario import pool_to_data
 from . import manifest as manifests
+from .store import FolderLock, Interrupted, reusable, tag, write_piece
 from .manifest import config_hash as _hash
 from .manifest import plain as _plain
 
@@ -76,7 +88,7 @@ class Sweep:
         object.__setattr__(self, "grid", {k: tuple(vals) for k, vals in self.grid.items()})
         object.__setattr__(self, "n", v.count("n", self.n, lo=1, hi=2**32))
         object.__setattr__(self, "seed", v.count("seed", self.seed, lo=0, hi=2**31 - 1))
-        for name, expr in self.derive.items():
+        for name, expr in v.mapping("derive", self.derive).items():
             if not isinstance(expr, str) or not expr.strip():
                 v.fail(f"derive.{name}", expr, "must be a pandas expression over the outputs, e.g. 'idle_burn / bill'")
         object.__setattr__(self, "derive", dict(self.derive))
@@ -238,9 +250,21 @@ def rows(point: Point, result, derived: dict[str, np.ndarray] | None = None) -> 
 
 def evaluate(point: Point, sweep: Sweep, *, chunk: int | None = None, progress: Any = False) -> pd.DataFrame:
     """Simulate one grid point and return its rows (``progress``: as ``simulate``'s,
-    or a bar shared by the points)."""
+    or a bar shared by the points).
+
+    Raises:
+        Interrupted: Ctrl-C stopped the point short (no rows: a point is whole or absent).
+    """
+    return _evaluate(point, sweep, chunk, progress)[0]
+
+
+def _evaluate(point: Point, sweep: Sweep, chunk: int | None, progress: Any) -> tuple[pd.DataFrame, bool]:
+    """``evaluate``'s rows, and whether a Ctrl-C came after the point's last chunk
+    (the point is whole; the sweep stops after saving it)."""
     result = simulate(point.scenario, sweep.n, seed=sweep.seed, chunk=chunk, keep_samples=bool(sweep.derive),
                       progress=progress)
+    if result.summary.get("partial") or result.n != sweep.n:
+        raise Interrupted(f"grid point {point.index} stopped after {result.n:,} of {sweep.n:,} months")
     derived = None
     if sweep.derive:
         derived = {}
@@ -250,7 +274,7 @@ def evaluate(point: Point, sweep: Sweep, *, chunk: int | None = None, progress: 
             except Exception as err:  # pandas raises many kinds; report one line
                 v.fail(f"derive.{name}", expr, f"could not be evaluated over the outputs ({type(err).__name__}: {err})")
             derived[name] = np.asarray(col, dtype=np.float64)
-    return rows(point, result, derived)
+    return rows(point, result, derived), bool(result.summary.get("interrupted"))
 
 
 # -- running ----------------------------------------------------------------
@@ -266,36 +290,72 @@ class Outcome:
     wall_s: float
 
 
+def identity(point: Point, sweep: Sweep) -> dict:
+    """What a point's file must say it is (``store.read_piece``)."""
+    return {"point": point.key, "index": point.index, "n": sweep.n, "seed": sweep.seed}
+
+
+def _warn(msg: str) -> None:
+    warnings.warn(msg, stacklevel=3)
+
+
 def run(sweep: Sweep, out: str | Path, *, chunk: int | None = None, progress: bool | None = None,
-        fresh: bool = False, desc: str | None = None) -> Outcome:
+        fresh: bool = False, desc: str | None = None, warn=None) -> Outcome:
     """Run every grid point not already on disk and write the combined table.
 
     Writes ``out/points/<key>.parquet`` per point, then ``out/sweep.parquet`` and
-    ``out/manifest.json``, each atomically. ``progress``: a bar over the months of
-    the points still to compute (months/s and an ETA; default: only when stderr is a
-    terminal). ``fresh``: recompute every point even if its file exists.
+    ``out/manifest.json`` (sealed: written last, with the table's checksum), each
+    atomically. ``progress``: a bar over the months of the points still to
+    compute (months/s and an ETA; default: only when stderr is a terminal).
+    ``fresh``: recompute every point even if its file exists. ``warn(message)``:
+    told of each point file that cannot be reused (default ``warnings.warn``).
+
+    Raises:
+        Interrupted: Ctrl-C stopped a point; only the points finished before it are
+            kept (the message says how many), and no table or manifest is written.
     """
     start = time.perf_counter()
+    warn = warn or _warn
     pts = points(sweep)  # validates every point before anything runs
     out = Path(out)
     pdir = out / "points"
     pdir.mkdir(parents=True, exist_ok=True)
     computed = 0
-    with _lock(out):
+    with FolderLock(out, "sweep"):
+        manifests.unseal(out / "manifest.json")  # the folder is in progress until the end
         for stale in pdir.glob(".*.tmp"):  # left by a run killed mid-write
             stale.unlink(missing_ok=True)
-        todo = [p for p in pts if fresh or not (pdir / f"{p.key}.parquet").exists()]
+        frames: dict[int, pd.DataFrame] = {}
+        for p in pts:
+            got = None if fresh else reusable(pdir / f"{p.key}.parquet", identity(p, sweep), warn,
+                                              f"grid point {p.index}")
+            if got is not None:
+                frames[p.index] = got
+        todo = [p for p in pts if p.index not in frames]
         with _points_bar(todo, sweep, progress, desc or out.name) as bar:
-            for i, point in enumerate(todo, 1):
-                bar.set_postfix_str(f"point {i}/{len(todo)}", refresh=False)
-                frame = evaluate(point, sweep, chunk=chunk, progress=bar)
-                files.atomic_write(pdir / f"{point.key}.parquet", lambda tmp, f=frame: f.to_parquet(tmp, index=False))
-                computed += 1
+            try:
+                for i, point in enumerate(todo, 1):
+                    bar.set_postfix_str(f"point {i}/{len(todo)}", refresh=False)
+                    frame, stopped = _evaluate(point, sweep, chunk, bar)
+                    write_piece(pdir / f"{point.key}.parquet", identity(point, sweep), frame)
+                    frames[point.index] = frame
+                    computed += 1
+                    if stopped and i < len(todo):  # Ctrl-C after the point's last chunk: it is whole
+                        raise KeyboardInterrupt(f"stopped after grid point {point.index}")
+            except KeyboardInterrupt as err:  # the point in hand is never written
+                kept = len(pts) - len(todo) + computed
+                why = str(err) or f"grid point {todo[computed].index} was stopped and is not saved"
+                if isinstance(err, Interrupted):
+                    why += " and is not saved"
+                raise Interrupted(f"{why}; {kept} of {len(pts)} grid points are saved in {pdir}; run the same "
+                                  "sweep again to resume") from None
         reused = len(pts) - computed
-        table = pd.concat([pd.read_parquet(pdir / f"{p.key}.parquet") for p in pts], ignore_index=True)
+        table = pd.concat([frames[p.index] for p in pts], ignore_index=True)
         wall = time.perf_counter() - start
-        files.atomic_write(out / "sweep.parquet", lambda tmp: table.to_parquet(tmp, index=False))
-        manifests.write(out, manifest(sweep, points=len(pts), computed=computed, reused=reused, wall_s=wall))
+        made = files.write_table(table, out / "sweep.parquet", metadata=tag(
+            table, what="sweep table", config_hash=sweep.config_hash(), n=sweep.n, seed=sweep.seed, points=len(pts)))
+        manifests.write(out, manifest(sweep, points=len(pts), computed=computed, reused=reused, wall_s=wall),
+                        outputs={out / "sweep.parquet": made})
     return Outcome(table, out, computed, reused, wall)
 
 
@@ -336,9 +396,13 @@ def manifest(sweep: Sweep, **extra) -> dict:
 
 
 def read(out: str | Path) -> tuple[pd.DataFrame, dict]:
-    """A finished sweep's table and manifest."""
+    """A finished sweep's table and manifest, verified: the manifest must be there
+    and the table must be the one it sealed (a one-line ``ParamError`` otherwise)."""
     out = Path(out)
-    return pd.read_parquet(out / "sweep.parquet"), json.loads((out / "manifest.json").read_text())
+    made = manifests.verify(out / "manifest.json")
+    if "sweep.parquet" not in made.get("outputs", {}):
+        v.fail("sweep", str(out), "manifest.json does not describe a sweep table")
+    return files.read_parquet(out / "sweep.parquet").to_pandas(), made
 
 
 def wide(table: pd.DataFrame, statistic: str) -> pd.DataFrame:
@@ -352,29 +416,5 @@ def _version() -> str:
     return __version__
 
 
-class _lock:
-    """An exclusive lock on ``out/.lock`` for the life of a run (released by the OS
-    if the process dies), so two sweeps never write one folder at once."""
-
-    def __init__(self, out: Path):
-        self.path = out / ".lock"
-
-    def __enter__(self):
-        self.fh = open(self.path, "w")
-        try:
-            import fcntl
-
-            fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except ImportError:  # pragma: no cover - not POSIX
-            pass
-        except BlockingIOError:
-            self.fh.close()
-            v.fail("out", str(self.path.parent), "another sweep is writing to this folder")
-        return self
-
-    def __exit__(self, *exc):
-        self.fh.close()
-
-
-__all__ = ["Sweep", "Point", "Outcome", "load", "points", "run", "table", "figures_by_point", "read", "wide", "manifest",
+__all__ = ["Sweep", "Point", "Outcome", "Interrupted", "identity", "load", "points", "run", "table", "figures_by_point", "read", "wide", "manifest",
            "flatten_grid", "check_grid", "label", "rows"]

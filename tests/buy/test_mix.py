@@ -45,7 +45,8 @@ def test_candidate_figures_equal_simulate(result):
     assert sum(exact.slots) < sum(result.best.slots)
     s = P.simulate(exact, N, seed=3).summary
     assert s["stats"]["bill"]["mean"] == pytest.approx(result.best_row["bill_mean"], rel=1e-6)
-    for check in ("idle", "margin", "overflow", "all"):
+    assert list(s["pass"]) == list(mix.CHECKS)
+    for check in mix.CHECKS:
         assert s["pass"][check]["rate"] == result.best_row[f"pass_{check}"]
 
 

@@ -91,7 +91,8 @@ def agrees_with_reference(p: P.Procurement, owned: dict, caps: dict, lottery: di
         c = p.checks
         for check, ratio, limit in (("pass_idle", "idle_share", c.idle_max),
                                     ("pass_margin", "blended_ratio", c.margin_max),
-                                    ("pass_overflow", "api_share", c.overflow_max)):
+                                    ("pass_overflow", "api_share", c.overflow_max),
+                                    ("pass_served", "unserved_share", c.unserved_max)):
             assert cols[ratio][i] == pytest.approx(want[ratio], rel=1e-4, abs=1e-6)
             if abs(want[ratio] - limit) > 1e-4:  # a flip needs a ratio within float32 of its limit
                 assert bool(cols[check][i]) == want[check], check
@@ -207,12 +208,13 @@ def test_reproducible_across_chunks(preset_results):
 def test_cli_buy_json(capsys):
     assert main(["buy", "api-tax", "--n", str(N), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    for key in ("bill_p50", "idle_p50", "blended_ratio_p50", "api_share_p50",
-                "pass_idle", "pass_margin", "pass_overflow"):
+    for key in ("bill_p50", "idle_p50", "blended_ratio_p50", "api_share_p50", "unserved_share_p50",
+                "pass_idle", "pass_margin", "pass_overflow", "pass_served", "pass_all"):
         assert key in out
-    for key in ("idle_p50", "blended_ratio_p50", "api_share_p50", "pass_idle", "pass_margin",
-                "pass_overflow"):
+    for key in ("idle_p50", "blended_ratio_p50", "api_share_p50", "unserved_share_p50", "pass_idle",
+                "pass_margin", "pass_overflow", "pass_served", "pass_all"):
         assert 0.0 <= out[key] <= 1.0
+    assert out["pass_served"] == 1.0 and out["unserved_share_p50"] == 0.0  # the API takes the rest
     assert out["bill_p50"] > 0 and out["owned"]["h100"] == PP.get("api-tax").owned[0]
 
 
@@ -222,6 +224,7 @@ def test_cli_buy_text_and_toml(tmp_path, capsys):
     assert main(["buy", str(path), "--n", str(N)]) == 0
     text = capsys.readouterr().out
     assert "pass overflow" in text and "(api_share <= 0.5)" in text
+    assert "pass served" in text and "(unserved_share <= 0)" in text and "unserved (T tok)" in text
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -97,12 +97,18 @@ def test_run_out_carries_a_month_index_and_its_provenance(tmp_path, capsys):
 
     import pyarrow.parquet as pq
 
+    from mc.studies import manifest
+
     out = tmp_path / "m.parquet"
     assert main(["run", "golden-idler", "--n", "40", "--seed", "3", "--out", str(out), "--quiet"]) == 0
     table = pq.read_table(out)
     assert table.column_names[0] == "month" and table.column("month").to_pylist() == list(range(40))
     meta = json.loads(table.schema.metadata[b"mc"])
     beside = json.loads((tmp_path / "m.manifest.json").read_text())
+    # The manifest beside it is the same, sealing the file (its sha256, written last).
+    sealed = beside.pop("outputs")
+    assert set(sealed) == {"m.parquet"} and len(sealed["m.parquet"]["sha256"]) == 64
+    assert manifest.verify(tmp_path / "m.manifest.json")["outputs"] == sealed
     assert meta == beside and meta["seed"] == 3 and meta["n"] == 40 and meta["config"]["scenario"] == "golden-idler"
     assert {"versions", "backend", "devices", "git", "created"} <= set(meta)
     capsys.readouterr()

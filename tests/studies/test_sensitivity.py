@@ -33,6 +33,20 @@ def test_ishigami_indices_are_recovered_within_their_intervals():
     assert np.all(ind["S1_conf"] < 0.05) and res.noise_share["y"] == 0.0
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2**31 - 1])
+def test_intervals_are_the_same_on_every_run_of_a_seed(seed):
+    ranges = {f"x{i}": (-PI, PI) for i in (1, 2, 3)}
+    y = ishigami(sens.sample(ranges, 64, seed))
+    np.random.seed(None)  # NumPy's global state must not matter (seed 0 included)
+    first = sens.analyze(ranges, y, resamples=50, seed=seed)
+    np.random.seed(12345)
+    again = sens.analyze(ranges, y, resamples=50, seed=seed)
+    for k in ("S1_conf", "ST_conf"):
+        np.testing.assert_array_equal(first[k], again[k])
+    other = sens.analyze(ranges, y, resamples=50, seed=seed ^ 1)
+    assert not np.array_equal(first["S1_conf"], other["S1_conf"])
+
+
 def test_a_figure_that_never_varies_has_no_indices():
     ranges = {"a": (0.0, 1.0), "b": (0.0, 1.0)}
     res = sens.indices_of(ranges, lambda x: ({"y": np.ones(len(x))}, {"y": np.zeros(len(x))}), 64)
