@@ -59,7 +59,7 @@ def test_target_beyond_every_candidate_gives_no_best(result):
 
 @pytest.mark.parametrize("kw, message", [
     (dict(target=1.5), "target=1.5"),
-    (dict(owned_chips=("tpu",)), "chip='tpu'"),
+    (dict(owned_chips=("tpu",)), "owned_chips='tpu'"),
     (dict(owned_fractions=(-0.5,)), "owned_fractions=-0.5"),
 ])
 def test_bad_input(kw, message):
