@@ -147,6 +147,40 @@ def _keep_undecodable_bytes() -> None:
             pass
 
 
+class _compile_notices:
+    """While a command runs with its progress shown (a terminal, or ``--progress``),
+    one stderr line as each compiled step starts and when it is ready, so a cold run
+    says what it is doing before its bar appears."""
+
+    def __init__(self, args):
+        from ..engine import run as engine_run
+        from ._common import progress_of
+
+        want = progress_of(args)
+        self.on = want is True or (want is None and "progress" in args and sys.stderr.isatty())
+        self.hooks, self.command = engine_run.COMPILE_HOOKS, args.command
+
+    def __call__(self, seconds: float | None) -> None:
+        msg = (f"mc {self.command}: compiling a step for this scenario's shape (loaded at once when cached)..."
+               if seconds is None else f"mc {self.command}: step ready in {seconds:.1f} s")
+        try:
+            from tqdm import tqdm
+
+            tqdm.write(msg, file=sys.stderr)  # above an open bar, not through it
+        except ImportError:  # pragma: no cover - tqdm is a dependency
+            print(msg, file=sys.stderr)
+
+    def __enter__(self):
+        if self.on:
+            self.hooks.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        if self.on:
+            self.hooks.remove(self)
+        return False
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -154,7 +188,8 @@ def main(argv: list[str] | None = None) -> int:
     _keep_undecodable_bytes()
     try:
         check_backend(args)
-        return int(args.func(args) or 0)
+        with _compile_notices(args):
+            return int(args.func(args) or 0)
     except ParamError as err:
         print(f"mc {args.command}: error: {err}", file=sys.stderr)
         return 2

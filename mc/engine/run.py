@@ -22,6 +22,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from contextlib import contextmanager
 from collections import OrderedDict
 from functools import lru_cache
@@ -182,6 +183,11 @@ def step_bytes(compiled: Any, devices: tuple) -> int | None:
     return need * local if devices[0].platform == "cpu" else need
 
 
+# Told when a step compiles (a cold run's first seconds or minutes, before any
+# progress): each hook is called with None as compilation starts, then with its
+# seconds (a step the persistent cache holds loads in a fraction of a second).
+COMPILE_HOOKS: list[Callable[[float | None], None]] = []
+
 # Compiled steps, most recently used last. Bounded: each compiled program holds
 # its machine code in memory maps of its own, and a process that compiles
 # without end (a long calibration, a test session) would run out of them.
@@ -240,8 +246,13 @@ def fitted_step(month_fn: MonthFn, reducer: Reducer | None, devices: tuple, chun
     while True:
         key = (month_fn, reducer, devices, chunk, _avals((params, aux)))
         if key not in _FITTED:
+            for hook in list(COMPILE_HOOKS):
+                hook(None)
+            t0 = time.perf_counter()
             compiled = compile_for(step_fn(month_fn, reducer, devices, chunk).lower(
                 np.int32(0), np.uint32(0), np.int32(chunk), params, aux), devices[0].platform)
+            for hook in list(COMPILE_HOOKS):
+                hook(time.perf_counter() - t0)
             _FITTED[key] = (compiled, step_bytes(compiled, devices))
             while len(_FITTED) > FITTED_MAX:
                 _FITTED.popitem(last=False)

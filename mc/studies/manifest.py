@@ -108,9 +108,10 @@ def write(folder: str | Path, manifest: dict, outputs=()) -> Path:
 
 
 def beside(path: str | Path) -> Path:
-    """The manifest of one output file: ``months.parquet`` -> ``months.manifest.json``."""
+    """The manifest of one output file: ``months.parquet`` -> ``months.parquet.manifest.json``
+    (the whole name, so ``months.csv`` and ``months.parquet`` each keep their own)."""
     path = Path(path)
-    return path.with_name(path.stem + ".manifest.json")
+    return path.with_name(path.name + ".manifest.json")
 
 
 def write_beside(path: str | Path, manifest: dict, made: dict | None = None) -> Path:

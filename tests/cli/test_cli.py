@@ -47,7 +47,13 @@ def test_run_writes_parquet(tmp_path, capsys):
     df = pd.read_parquet(out)
     assert len(df) == 200 and df.bill.iloc[0] == 69_940.0
     assert "modal bill $69,940.00" in capsys.readouterr().out
-    assert sorted(p.name for p in out.parent.iterdir()) == ["months.manifest.json", "months.parquet"]  # no temporary
+    assert sorted(p.name for p in out.parent.iterdir()) == ["months.parquet", "months.parquet.manifest.json"]  # no temporary
+    # Another format of the same name keeps its own manifest; both stay verified.
+    from mc.studies import manifest
+
+    assert main(["run", "golden-idler", "--n", "100", "--out", str(out.with_suffix(".csv")), "--quiet"]) == 0
+    assert manifest.verify(out.parent / "months.parquet.manifest.json")["n"] == 200
+    assert manifest.verify(out.parent / "months.csv.manifest.json")["n"] == 100
 
 
 def test_run_toml(tmp_path, capsys):
@@ -104,11 +110,11 @@ def test_run_out_carries_a_month_index_and_its_provenance(tmp_path, capsys):
     table = pq.read_table(out)
     assert table.column_names[0] == "month" and table.column("month").to_pylist() == list(range(40))
     meta = json.loads(table.schema.metadata[b"mc"])
-    beside = json.loads((tmp_path / "m.manifest.json").read_text())
+    beside = json.loads((tmp_path / "m.parquet.manifest.json").read_text())
     # The manifest beside it is the same, sealing the file (its sha256, written last).
     sealed = beside.pop("outputs")
     assert set(sealed) == {"m.parquet"} and len(sealed["m.parquet"]["sha256"]) == 64
-    assert manifest.verify(tmp_path / "m.manifest.json")["outputs"] == sealed
+    assert manifest.verify(tmp_path / "m.parquet.manifest.json")["outputs"] == sealed
     assert meta == beside and meta["seed"] == 3 and meta["n"] == 40 and meta["config"]["scenario"] == "golden-idler"
     assert {"versions", "backend", "devices", "git", "created"} <= set(meta)
     capsys.readouterr()

@@ -26,7 +26,7 @@ RANGES = '[ranges]\n"window.hours" = [1, 168]\n"lottery.sd" = [0.01, 0.1]\n'
 RUNS = {
     "presets": (["--n", "1024", "--chunk", "256"], {}),
     "run": (["golden-idler", "--n", "1024", "--chunk", "256", "--out", "{tmp}/m.parquet"],
-            {"m.parquet": "m.manifest.json"}),
+            {"m.parquet": "m.parquet.manifest.json"}),
     "sweep": (["{tmp}/s.toml", "--n", "1024", "--chunk", "256", "--out", "{tmp}/sw"],
               {"sw/sweep.parquet": "sw/manifest.json"}),
     "calibrate": (["golden-idler-steady", "--window", "day,week", "--share", "0,0.2", "--runset", "steady",

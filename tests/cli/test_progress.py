@@ -40,3 +40,16 @@ def test_presets_share_one_bar_over_every_preset(capsys):
     err = capsys.readouterr().err
     assert "presets" in err and BAR.search(err)
     assert re.search(r"1\.80k/1\.80k", err)  # 9 presets x 200 months, one bar
+
+
+def test_a_cold_run_says_it_is_compiling_before_its_bar(capsys):
+    from mc import engine
+
+    engine.clear_caches()  # the step must compile (or load from the persistent cache) in this run
+    assert main(["run", "golden-idler", "--n", "64", "--progress"]) == 0
+    err = capsys.readouterr().err
+    first, ready = err.index("compiling a step"), err.index("step ready in")
+    assert first < ready and BAR.search(err[ready:])
+    engine.clear_caches()
+    assert main(["run", "golden-idler", "--n", "64", "--quiet"]) == 0
+    assert "compiling" not in capsys.readouterr().err
