@@ -66,19 +66,24 @@ def to_toml(data: dict, header: str = "") -> str:
     """Plain data (the layout ``read_toml`` returns for a scenario or a plan) as
     TOML text: top-level values first, then one table per nested dict; lists of
     tables inline; ``None`` (no TOML value) left out. ``read_toml`` of the text
-    gives ``data`` back."""
+    gives ``data`` back (float32 values, e.g. a trace, as the shortest decimals that
+    read back to the same float32). A long list of numbers at a key is wrapped over
+    lines of at most 100 characters."""
     def value(x: Any) -> str:
         if isinstance(x, bool):
             return "true" if x else "false"
         if isinstance(x, (int, np.integer)):
             return str(int(x))
         if isinstance(x, (float, np.floating)):
-            x = float(x)
-            return "nan" if x != x else ("inf" if x == float("inf") else "-inf" if x == float("-inf") else repr(x))
+            if x != x:
+                return "nan"
+            if x in (float("inf"), float("-inf")):
+                return "inf" if x > 0 else "-inf"
+            return str(x) if isinstance(x, np.float32) else repr(float(x))
         if isinstance(x, str):
             return '"' + x.replace("\\", "\\\\").replace('"', '\\"') + '"'
         if isinstance(x, np.ndarray):
-            return value(x.tolist())
+            return value(list(x) if x.dtype == np.float32 and x.ndim == 1 else x.tolist())
         if isinstance(x, (list, tuple)):
             return "[" + ", ".join(value(y) for y in x) + "]"
         if isinstance(x, dict):
@@ -88,11 +93,25 @@ def to_toml(data: dict, header: str = "") -> str:
     def key(k: str) -> str:
         return k if k.replace("_", "").replace("-", "").isalnum() else value(str(k))
 
+    def entry(k: str, x: Any) -> str:
+        text = value(x)
+        items = list(x) if isinstance(x, (list, tuple)) or isinstance(x, np.ndarray) and x.ndim == 1 else None
+        if len(text) > 100 and items and all(isinstance(y, (int, float, np.number)) for y in items):
+            if isinstance(x, np.ndarray) and x.dtype != np.float32:
+                items = x.tolist()
+            rows = [""]
+            for word in (value(y) + "," for y in items):
+                if len(rows[-1]) + 1 + len(word) > 96 and rows[-1]:
+                    rows.append("")
+                rows[-1] += (" " if rows[-1] else "") + word
+            text = "[\n" + "\n".join("    " + row for row in rows) + "\n]"
+        return f"{key(k)} = {text}"
+
     lines = [f"# {line}" if line else "#" for line in header.splitlines()]
-    lines += [f"{key(k)} = {value(x)}" for k, x in data.items() if not isinstance(x, dict) and x is not None]
+    lines += [entry(k, x) for k, x in data.items() if not isinstance(x, dict) and x is not None]
     for k, x in data.items():
         if isinstance(x, dict):
-            lines += ["", f"[{key(k)}]"] + [f"{key(kk)} = {value(y)}" for kk, y in x.items() if y is not None]
+            lines += ["", f"[{key(k)}]"] + [entry(kk, y) for kk, y in x.items() if y is not None]
     return "\n".join(lines) + "\n"
 
 

@@ -92,7 +92,7 @@ def register(sub) -> None:
         "calibrate", help="the cheapest autoscaler setting within stated risks",
         description="Race the settings of a grid over the scenario's fields on common random numbers and "
         "recommend the one with the lowest mean bill (or --objective) whose risks stay within the limits, "
-        "each judged on the upper end of its 95%% interval. The grid is the default (windows 1 h, 4 h, "
+        "each judged on the upper end of its 95% interval. The grid is the default (windows 1 h, 4 h, "
         "1 day, 3 days, 1 week x share 0..0.3 or threshold 0.6..0.95 x run sets steady, peak, all; "
         "strikes 1, 2 with [autoscaler]), or --grid FILE.toml, each flag below replacing its field's list. "
         "All settings run --first months; the months double for those still in the race, up to --n. "

@@ -15,6 +15,9 @@ def run(args) -> int:
     c = serving.card(args.model, args.gpu, weight_bytes_per_param=args.weight_bytes,
                      kv_bytes_per_element=args.kv_bytes, batch=args.batch, context=args.context,
                      prompt=args.prompt, mem_util=args.mem_util, prefill_util=args.prefill_util)
+    if c.seats is not None and c.batch_requested > c.seats:  # refused, as a pool entry refuses it
+        v.fail("batch", c.batch_requested, f"does not fit: {c.gpu} seats {c.seats} requests of "
+               f"{c.context:,} tokens of context for {c.model}; use batch <= {c.seats} or a shorter context")
     if args.json:
         out = c.as_dict()
         if args.price_hour is not None:
@@ -37,7 +40,7 @@ def register(sub) -> None:
     p.add_argument("--gpu", required=True, help=f"GPU ({gpus})")
     p.add_argument("--weight-bytes", type=float, default=2.0, help="bytes per parameter (default 2, bf16)")
     p.add_argument("--kv-bytes", type=float, default=2.0, help="bytes per KV element (default 2, bf16)")
-    p.add_argument("--batch", type=int, default=1, help="concurrent requests, capped by seats (default 1)")
+    p.add_argument("--batch", type=int, default=1, help="concurrent requests, at most the seats (default 1)")
     p.add_argument("--context", type=int, default=4096, help="KV tokens each request holds (default 4096)")
     p.add_argument("--prompt", type=int, default=1024, help="prompt tokens prefilled (default 1024)")
     p.add_argument("--mem-util", type=float, default=serving.MEM_UTIL,

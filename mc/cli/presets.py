@@ -51,7 +51,7 @@ def register(sub) -> None:
                        description="Simulate every preset (the six SPEC §3 seed stories, then the SPEC §6 "
                        "autoscaler stories) and print them side by side. Ctrl-C keeps the presets already whole "
                        "and exits 130. --json: one object per preset, "
-                       "with a figures block (means with 95%% intervals, pass rates with Wilson intervals) "
+                       "with a figures block (means with 95% intervals, pass rates with Wilson intervals) "
                        "and its provenance.")
     add_sampling(p, n=100_000)
     p.add_argument("--json", action="store_true", help="print a JSON list, one object per preset")

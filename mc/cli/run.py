@@ -15,6 +15,7 @@ import time
 
 from .. import _validate as v
 from .. import files
+from ..fleet import presets as fleet_presets
 from ..fleet import simulate
 from ..studies import figures, manifest
 from ..studies.reports import format_summary
@@ -94,12 +95,12 @@ def register(sub) -> None:
     p = sub.add_parser("run", help="simulate one scenario and print its summary",
                        description="Simulate a preset or a scenario TOML file for N fleet-months. "
                        "Ctrl-C stops early and prints the summary so far, marked partial (exit 130); "
-                       "--out is written only for a whole run.")
+                       "--out is written only for a whole run. Presets: " + ", ".join(fleet_presets.names()) + ".")
     p.add_argument("scenario", metavar="PRESET|FILE.toml")
     add_sampling(p, n=100_000)
     p.add_argument("--out", metavar="FILE", help="also write every fleet-month as a row, in the format "
                    "the extension names: .parquet, .csv or .json (keeps all samples in memory), and "
-                   "FILE-stem.manifest.json beside it, written last with the file's sha256")
+                   "FILE.manifest.json beside it, written last with the file's sha256")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--devices", type=int, default=None,
                    help="use the first N local devices (default: all)")

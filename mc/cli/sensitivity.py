@@ -61,7 +61,7 @@ def register(sub) -> None:
                        description="Global sensitivity of every figure (P(pass) of each check, mean bill, "
                        "mean convergence, mean shortfall) to the ranges of a FILE.toml [ranges] table of "
                        "dotted fields, e.g. \"window.hours\" = [1, 168]: Saltelli points, Sobol first-order "
-                       "and total indices with bootstrap 95%% intervals (SALib). Every point uses the same "
+                       "and total indices with bootstrap 95% intervals (SALib). Every point uses the same "
                        "fleet-months (common random numbers).")
     p.add_argument("scenario", metavar="PRESET|FILE.toml")
     p.add_argument("--ranges", metavar="FILE.toml", required=True, help="a [ranges] table of field = [lo, hi]")

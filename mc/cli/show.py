@@ -3,6 +3,8 @@ complete TOML file to start from."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import _validate as v
 from .. import files
 from ..buy import presets as buy_presets
@@ -29,6 +31,9 @@ def run(args) -> int:
     else:
         v.fail("name", name, "must be a preset (" + ", ".join(fleet_presets.names() + buy_presets.names())
                + ") or a scenario .toml file")
+    trace = data.get("demand", {}).get("trace") if kind == "fleet" else None
+    if trace is not None:  # the float32 values the scenario holds, not their float64 widening
+        data["demand"]["trace"] = np.asarray(trace, np.float32)
     print(files.to_toml(data, f"{name}\n{HEADER[kind]}"), end="")
     return 0
 

@@ -19,17 +19,30 @@ from ..kernels import poisson_capped
 SHAPES = ("flat", "diurnal", "weekly", "bursty", "trace")
 
 
+class _Shown:
+    """A value as an error shows it: its one-line repr, cut short past 60 characters."""
+
+    def __init__(self, value):
+        text = v.one_line(value)
+        self.text = text if len(text) <= 60 else text[:57] + "..."
+
+    def __repr__(self) -> str:
+        return self.text
+
+
 def check_trace(values) -> np.ndarray:
     """A trace: exactly 730 finite, non-negative hourly demands (tok/s), one
     dimension of real numbers (booleans, complex numbers, strings and other
     objects are refused, not converted)."""
     allowed = "must be 730 numbers (tok/s per hour), a list or a 1-D array of integers or floats"
     if isinstance(values, (str, bytes, dict)):
-        v.fail("demand.trace", type(values).__name__, allowed)
+        v.fail("demand.trace", _Shown(values), allowed)
     try:
         arr = np.asarray(values)
     except (TypeError, ValueError, OverflowError):  # ragged lists, unconvertible objects
-        v.fail("demand.trace", type(values).__name__, allowed)
+        v.fail("demand.trace", _Shown(values), allowed)
+    if arr.ndim == 0:  # one number (or one other object), not a list
+        v.fail("demand.trace", _Shown(values), allowed)
     if arr.dtype.kind not in "iuf":
         kind = {"b": "booleans", "c": "complex numbers", "U": "strings", "S": "bytes"}.get(arr.dtype.kind)
         v.fail("demand.trace", f"<{kind or arr.dtype.name + ' values'}>", allowed)
