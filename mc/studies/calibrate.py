@@ -37,6 +37,11 @@ and ``n_replaced``, bit for bit: the same decisions) form one row listing all
 their names. Rows are formed on the first round; a row's later months run on
 its first setting, and at the end every member of a row that finished the race
 runs those months too, so a row's members agree on every month it reports.
+Settings that differ only in outputs the figures do not show (``capacity_tokens``,
+``idle_burn``: under ``runset = "all"`` the window changes them even with share
+0) stay separate rows with equal figures; the text names those whose printed
+figures equal the recommendation's on one line rather than as runners-up (the
+JSON report keeps them as rows).
 """
 
 from __future__ import annotations
