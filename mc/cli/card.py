@@ -6,7 +6,12 @@ from .. import _validate as v
 from .. import serving
 from ..serving import catalogue
 from ..studies.reports import format_card
+from ..studies import figures, manifest
 from ._common import print_json
+
+# The card's inputs, as the provenance's scenario (the rest of the JSON is derived from them).
+INPUTS = ("model", "gpu", "weight_bytes_per_param", "kv_bytes_per_element", "batch_requested", "context", "prompt",
+          "mem_util", "prefill_util", "price_hour")
 
 
 def run(args) -> int:
@@ -22,6 +27,9 @@ def run(args) -> int:
         out = c.as_dict()
         if args.price_hour is not None:
             out["tokens_per_dollar"] = c.tokens_per_dollar(args.price_hour)
+            out["price_hour"] = args.price_hour
+        out["figures"] = figures.of_values(out, figures.CARD_UNITS)
+        out["provenance"] = manifest.provenance(scenario={k: out[k] for k in INPUTS if k in out}, backend=False)
         print_json(out)
     else:
         print(format_card(c, args.price_hour))

@@ -40,6 +40,19 @@ def units_of(column: str, units: Mapping[str, str]) -> str:
         return units[column]
     return "share" if column.endswith("_share") else ""
 
+# SPEC §5's arithmetic of one card: exact numbers, no interval.
+CARD_UNITS = {
+    "kv_bytes_per_token": "bytes", "weight_bytes": "bytes", "usable_bytes": "bytes", "seats": "requests",
+    "batch": "requests", "step_s": "s", "per_user_tok_s": "tok/s", "aggregate_tok_s": "tok/s", "ttft_s": "s",
+    "tokens_per_dollar": "tokens/$",
+}
+
+
+def of_values(values: Mapping, units: Mapping[str, str]) -> dict[str, dict]:
+    """Exact figures (arithmetic, not a sample): ``{"value", "units"}`` for each of
+    ``units`` that ``values`` holds (a figure with no interval; ``None`` stays null)."""
+    return {name: {"value": values[name], "units": u} for name, u in units.items() if name in values}
+
 
 def of_summary(summary: Mapping, units: Mapping[str, str]) -> dict[str, dict]:
     """Every figure of an engine summary (``{"n", "stats", "pass"}``): each column's
@@ -64,4 +77,4 @@ def of_rows(rows, units: Mapping[str, str]) -> dict[str, dict]:
     return {**out, **passes}
 
 
-__all__ = ["FLEET_UNITS", "BUY_UNITS", "units_of", "of_summary", "of_rows"]
+__all__ = ["FLEET_UNITS", "BUY_UNITS", "CARD_UNITS", "units_of", "of_values", "of_summary", "of_rows"]

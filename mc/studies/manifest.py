@@ -74,16 +74,19 @@ def git_commit() -> dict | None:
     return {"commit": head, "dirty": bool(dirty)}
 
 
-def provenance(**extra) -> dict:
+def provenance(*, backend: bool = True, **extra) -> dict:
     """What ran, for every output: ``extra`` fields (seed, n, wall time, ...) as
-    given, then the versions, backend, devices, git commit and the time."""
-    import jax
+    given, then the versions, backend, devices, git commit and the time.
+    ``backend=False``: for host arithmetic that starts no device backend (the
+    backend and devices are then null)."""
+    if backend:
+        import jax
 
     return {
         **plain(extra),
         "versions": versions(),
-        "backend": jax.default_backend(),
-        "devices": [str(d) for d in jax.devices()],
+        "backend": jax.default_backend() if backend else None,
+        "devices": [str(d) for d in jax.devices()] if backend else None,
         "git": git_commit(),
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }

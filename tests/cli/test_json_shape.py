@@ -95,3 +95,17 @@ def test_sweep_json(tmp_path, capsys):
     assert out["points"][0]["figures"]["bill_mean"]["value"] == 83_200.0  # 32 cards warm, none evicted
     check_provenance(out["provenance"], 200, 0)
     assert out["provenance"]["scenario"]["grid"] == {"eviction.share": [0.0, 0.2]}
+
+
+def test_card_json_has_exact_figures_with_units_and_provenance(capsys):
+    assert main(["card", "--model", "llama-3-8b", "--gpu", "h100", "--batch", "8", "--price-hour", "3",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out["figures"]) == set(figures.CARD_UNITS)
+    for name, f in out["figures"].items():
+        check_figure(name, f)
+        assert f["value"] == out[name]
+    assert out["figures"]["aggregate_tok_s"]["units"] == "tok/s" and out["figures"]["batch"]["value"] == 8
+    prov = out["provenance"]
+    assert {"scenario", "versions", "git", "created"} <= set(prov) and prov["backend"] is None
+    assert prov["scenario"]["model"] == "llama-3-8b" and prov["scenario"]["price_hour"] == 3.0
