@@ -16,12 +16,12 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 import ref_procurement as ref
+from test_procurement import draw_and_outcome
 
 import mc.engine.run as engine_run
 from mc import buy as P
 from mc import engine
 from mc.buy import mix
-from mc.buy import month as M
 from mc._validate import ParamError
 from mc.cli import main
 from mc.fleet.demand import Demand
@@ -116,13 +116,6 @@ def test_rent_fills_the_forecast_peak_only(samples):
 
 # -- against the NumPy reference, on shared draws --------------------------------------
 
-@jax.jit
-def draw_and_outcome(keys, p):
-    def one(k):
-        d = M.draw(k, p)
-        return d, M.outcome(d, p)
-
-    return jax.vmap(one)(keys)
 
 
 @pytest.mark.parametrize("name", list(CASES))

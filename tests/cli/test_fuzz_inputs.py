@@ -24,21 +24,13 @@ from mc import _json, files
 from mc import cli
 from mc.cli import build_parser, main
 from mc.engine import run as engine_run
+from test_fuzz import one_line_exit_2
 
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def one_line_exit_2(argv: list[str], capsys) -> str:
-    try:
-        code = main(argv)
-    except SystemExit as stop:  # argparse's own usage errors
-        code = stop.code
-    err = capsys.readouterr().err
-    assert code == 2, (argv, code, err)
-    assert err.count("\n") == 1 and "Traceback" not in err, (argv, err)
-    return err
 
 
 def strict(text: str):
