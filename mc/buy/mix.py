@@ -25,7 +25,7 @@ from ..units import SECONDS
 from .catalogue import CHIP_NAMES
 from .month import OUTPUTS, draw, outcome
 from .plan import Procurement
-from .settle import settle
+from .settle import PROCUREMENT, settle
 
 OWNED_FRACTIONS = tuple(np.round(np.arange(0.0, 1.21, 0.1), 2))
 RENT_FRACTIONS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.6, 0.8, 1.0)
@@ -38,7 +38,7 @@ def candidates(base: Procurement, *, owned_chips=CHIP_NAMES, rent_chips=CHIP_NAM
     rate (rated, rounded to whole cards), rent capped at ``g ×`` the mean rate of one
     chip, API as in ``base``. Mixes that rent and own the same cards appear once (the
     smallest cap); all share one padded shape so one compilation evaluates them all."""
-    v.instance("base", base, Procurement, "a Procurement (mc.buy.presets.get(name) or mc.Procurement(...))")
+    v.instance("base", base, Procurement, PROCUREMENT)
     for name, chips in (("owned_chips", owned_chips), ("rent_chips", rent_chips)):
         for c in v.listed(name, chips):
             v.choice(name, c, CHIP_NAMES)

@@ -215,10 +215,8 @@ class Procurement:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], base: "Procurement | None" = None) -> "Procurement":
         """From plain data (the TOML layout); fields not given come from ``base``."""
-        if not isinstance(data, Mapping):
-            raise TypeError(f"data must be a dict of procurement fields (the TOML layout), not {type(data).__name__}")
-        if base is not None and not isinstance(base, Procurement):
-            raise TypeError(f"base must be a Procurement or None, not {type(base).__name__}")
+        v.instance("data", data, Mapping, "a dict of procurement fields (the TOML layout)")
+        v.instance("base", base, (Procurement, type(None)), "a Procurement or None")
         known = [PRICES[0] if f.name == "prices" else f.name for f in dataclasses.fields(cls) if f.init] + list(PRICES[1:])
         for key in data:
             if key not in known:

@@ -23,6 +23,7 @@ from .catalogue import api_bill
 from .month import OUTPUTS, month
 from .plan import Procurement
 
+PROCUREMENT = "a Procurement (mc.buy.presets.get(name) or mc.Procurement(...))"
 COLUMNS = ("bill", "owned_bill", "rented_bill", "api_bill", "idle_share", "blended_ratio",
            "api_share", "unserved_share")
 
@@ -65,7 +66,7 @@ def settle(p: Procurement, raw: Mapping[str, np.ndarray]) -> dict[str, np.ndarra
 def default_chunk(p: Procurement) -> int:
     """Months per device batch: at most 8,192, and about 4M per-card draws (and
     hours) at a time, so a fleet of 150,000 cards still fits in memory."""
-    v.instance("p", p, Procurement, "a Procurement (mc.buy.presets.get(name) or mc.Procurement(...))")
+    v.instance("p", p, Procurement, PROCUREMENT)
     return max(1, min(8192, 2**22 // (2 * sum(p.slots) + 8 * HOURS)))
 
 
@@ -92,8 +93,7 @@ class BuyResult:
 def simulate(p: Procurement, n: int, *, seed: int = 0, chunk: int | None = None,
              keep_samples: bool = False, progress: bool | None = False) -> BuyResult:
     """Months ``0..n-1`` of ``p``; month ``i`` uses ``fold_in(key(seed), i)``."""
-    if not isinstance(p, Procurement):
-        raise TypeError(f"p must be a Procurement, not {type(p).__name__}")
+    v.instance("p", p, Procurement, PROCUREMENT)
     keep_samples = v.flag("keep_samples", keep_samples)
     out = engine.summarise(month, p, n, schema(p), seed=seed, chunk=default_chunk(p) if chunk is None else chunk,
                            progress=progress)

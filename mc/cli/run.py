@@ -72,9 +72,7 @@ def run(args) -> int:
                               n=result.n, seeding=manifest.SEEDED, wall_s=wall)
         rows = result.samples.copy()
         rows.insert(0, "month", range(len(rows)))  # month i of the seed: fold_in(key(seed), i)
-        manifest.unseal(manifest.beside(args.out))  # no manifest ever vouches for a table it did not see
-        written = files.write_table(rows, args.out, metadata=manifest.to_json(made))
-        manifest.write_beside(args.out, made, written)
+        manifest.write_sealed(manifest.beside(args.out), made, {args.out: (rows, manifest.to_json(made))})
     if args.json:
         print_json({"scenario": args.scenario, "seed": args.seed, **result.summary,
                     "figures": figures.of_summary(result.summary, figures.FLEET_UNITS),

@@ -118,8 +118,7 @@ class Demand:
         """From merged plain fields; a base's trace is dropped when the shape given
         is not ``trace`` (a trace given with another shape is an error)."""
         for name, table in (("fields", fields), ("given", given)):
-            if not isinstance(table, Mapping):
-                raise TypeError(f"{name} must be a dict of demand fields, not {type(table).__name__}")
+            v.instance(name, table, Mapping, "a dict of demand fields")
         known = [f.name for f in dataclasses.fields(cls)]
         for key in fields:
             if key not in known:

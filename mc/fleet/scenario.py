@@ -86,10 +86,8 @@ class Scenario:
         (``autoscaler``) is present when given (an empty table: its defaults) or in
         ``base``; given as None it is removed.
         """
-        if not isinstance(data, Mapping):
-            raise TypeError(f"data must be a dict of scenario fields (the TOML layout), not {type(data).__name__}")
-        if base is not None and not isinstance(base, Scenario):
-            raise TypeError(f"base must be a Scenario or None, not {type(base).__name__}")
+        v.instance("data", data, Mapping, "a dict of scenario fields (the TOML layout)")
+        v.instance("base", base, (Scenario, type(None)), "a Scenario or None")
         data = dict(data)
         merged = base.to_dict() if base is not None else {}
         for key in data:
@@ -108,9 +106,8 @@ class Scenario:
 
     def replace(self, updates: dict[str, Any] | None = None, **kw) -> "Scenario":
         """A copy with fields changed, by dotted name: ``replace({"window.hours": 24})``."""
-        if updates is not None and not isinstance(updates, Mapping):
-            raise TypeError(f"updates must be a dict of dotted field names, e.g. {{'window.hours': 24}}, "
-                            f"not {type(updates).__name__}")
+        v.instance("updates", updates, (Mapping, type(None)),
+                   "a dict of dotted field names, e.g. {'window.hours': 24}")
         nested: dict[str, Any] = {}
         for key, val in {**(updates or {}), **kw}.items():
             if not isinstance(key, str):

@@ -57,10 +57,8 @@ def simulate(scenario: Scenario, n: int, *, seed: int = 0, chunk: int | None = N
             a terminal).
         bins: histogram bins per float output when streaming.
     """
-    if not isinstance(scenario, Scenario):
-        raise TypeError(f"scenario must be a Scenario, not {type(scenario).__name__}")
+    month_fn, columns = model(scenario)  # checks the scenario's type
     keep_samples = v.flag("keep_samples", keep_samples)
-    month_fn, columns = model(scenario)
     out = engine.summarise(month_fn, scenario, n, columns, seed=seed, chunk=chunk,
                            devices=devices, progress=progress, bins=bins, keep=keep_samples)
     samples = pd.DataFrame(out.columns) if out.columns is not None else None

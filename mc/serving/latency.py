@@ -564,8 +564,7 @@ def simulate(s: Serving, rate: float, replications: int = 200, *, seed: int = 0,
              devices: int | None = None, progress: bool | None = False) -> LatencyResult:
     """Replications ``0..K-1`` of ``s`` at ``rate`` requests/s; replication ``i``
     uses ``fold_in(key(seed), i)``, so nothing depends on ``chunk`` or ``devices``."""
-    if not isinstance(s, Serving):
-        raise TypeError(f"s must be a Serving, not {type(s).__name__}")
+    v.instance("s", s, Serving, "a Serving")
     p = s.params(rate, percentile=percentile, slo_ttft=slo_ttft)
     replications = v.count("replications", replications, lo=2, hi=MAX_REPLICATIONS)
     progress = v.progress("progress", progress)
@@ -628,8 +627,7 @@ def slo_rate(s: Serving, slo_ttft: float, *, percentile: float = 95.0, share: fl
         KeyboardInterrupt: a run was stopped by Ctrl-C (the search does not go on
         with a partial run).
     """
-    if not isinstance(s, Serving):
-        raise TypeError(f"s must be a Serving, not {type(s).__name__}")
+    v.instance("s", s, Serving, "a Serving")
     slo_ttft, percentile, share, rel_tol = check_slo(slo_ttft, percentile, share, rel_tol)
     replications = v.count("replications", replications, lo=2, hi=MAX_REPLICATIONS)
     progress = v.progress("progress", progress)

@@ -613,11 +613,10 @@ def save(result: Calibration, out: str | Path, scenario: str, provenance: dict |
     table = result.table[columns(result)]
     out.mkdir(parents=True, exist_ok=True)
     with FolderLock(out, "calibration"):  # two writers never interleave one folder's files
-        manifest.unseal(out / "calibration.json")
-        made = files.write_table(table, out / "candidates.parquet", metadata=tag(
-            table, what="calibration candidates", scenario=scenario, n=result.n, first=result.first,
-            seed=result.seed))
-        return manifest.verify(manifest.seal(out / "calibration.json", report, {out / "candidates.parquet": made}))
+        meta = tag(table, what="calibration candidates", scenario=scenario, n=result.n, first=result.first,
+                   seed=result.seed)
+        return manifest.verify(manifest.write_sealed(out / "calibration.json", report,
+                                                     {out / "candidates.parquet": (table, meta)}))
 
 
 __all__ = ["Calibration", "DEFAULT_FIRST", "DEFAULT_N", "FIGURES", "JUDGES", "Limits", "MAX_SETTINGS", "OBJECTIVES",

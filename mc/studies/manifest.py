@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import _json
 from .. import _validate as v
-from ..files import digest, write_text
+from ..files import digest, write_table, write_text
 
 CRN = "common random numbers: every point uses the seed; month i uses fold_in(key(seed), i)"
 
@@ -104,10 +104,12 @@ def to_json(manifest: dict) -> str:
     return _json.dumps(manifest, indent=2) + "\n"
 
 
-def write(folder: str | Path, manifest: dict, outputs=()) -> Path:
-    """``folder/manifest.json``, written atomically; sealing ``outputs`` (files in
-    ``folder``, or ``{path: digest}``) with their checksums when given (``seal``)."""
-    return seal(Path(folder) / "manifest.json", manifest, outputs if isinstance(outputs, dict) else list(outputs))
+def write(folder: str | Path, manifest: dict) -> Path:
+    """``folder/manifest.json``, written atomically (a manifest that seals nothing;
+    a result's files are sealed with ``write_sealed``)."""
+    path = Path(folder) / "manifest.json"
+    write_text(path, to_json(manifest))
+    return path
 
 
 def beside(path: str | Path) -> Path:
@@ -115,12 +117,6 @@ def beside(path: str | Path) -> Path:
     (the whole name, so ``months.csv`` and ``months.parquet`` each keep their own)."""
     path = Path(path)
     return path.with_name(path.name + ".manifest.json")
-
-
-def write_beside(path: str | Path, manifest: dict, made: dict | None = None) -> Path:
-    """The manifest of one output file, written atomically beside it (``beside``)
-    and sealing it (its size and sha256: ``made``, its writer's digest, when given)."""
-    return seal(beside(path), manifest, {path: made})
 
 
 # -- sealed results ---------------------------------------------------------------------
@@ -157,6 +153,16 @@ def seal(manifest_path: str | Path, manifest: dict, outputs) -> Path:
     return path
 
 
+def write_sealed(manifest_path: str | Path, manifest: dict, tables: dict) -> Path:
+    """A whole result in the one safe order: remove its manifest (``unseal``), write
+    each table atomically (``tables``: ``{path: (frame, parquet metadata or None)}``,
+    in the format each path's extension names), then write the manifest sealing
+    them with the digests their writes returned (``seal``)."""
+    unseal(manifest_path)
+    made = {Path(path): write_table(frame, path, metadata=meta) for path, (frame, meta) in tables.items()}
+    return seal(manifest_path, manifest, made)
+
+
 def verify(manifest_path: str | Path) -> dict:
     """A sealed result's manifest, after checking every output it lists is there with
     the size and sha256 it was written with.
@@ -189,4 +195,4 @@ def verify(manifest_path: str | Path) -> dict:
 SEEDED = "month i uses fold_in(key(seed), i)"
 
 __all__ = ["CRN", "SEEDED", "plain", "config_hash", "versions", "git_commit", "provenance", "build", "to_json",
-           "write", "beside", "write_beside", "seal", "unseal", "verify"]
+           "write", "beside", "seal", "unseal", "verify", "write_sealed"]

@@ -225,22 +225,18 @@ def fleet_evaluator(base: Scenario, names: list[str], months: int, *, seed: int 
 
 def save(result: Sensitivity, base: Scenario, out, *, wall_s: float | None = None) -> None:
     """``out/sensitivity.parquet`` (the tidy indices) and ``out/manifest.json``."""
-    from pathlib import Path
-
     out = files.check_output_folder(out)
     out.mkdir(parents=True, exist_ok=True)
     config = {"scenario": base.to_dict(), "ranges": {k: list(b) for k, b in result.ranges.items()},
               "samples": result.samples, "figures": list(FIGURES),
               "method": "Saltelli sampling and Sobol indices (SALib), no second order, 95% bootstrap intervals"}
     with FolderLock(out, "sensitivity study"):  # two writers never interleave one folder's files
-        manifest.unseal(out / "manifest.json")  # written last, over the table it describes
         table = result.table()
-        made = files.write_table(table, Path(out) / "sensitivity.parquet", metadata=tag(
-            table, what="sensitivity indices", config_hash=manifest.config_hash(config), n=result.months,
-            seed=result.seed))
-        manifest.write(out, manifest.build(config, seed=result.seed, n=result.months,
-                                           points=int(result.points.shape[0]), noise_share=result.noise_share,
-                                           wall_s=wall_s), outputs={Path(out) / "sensitivity.parquet": made})
+        meta = tag(table, what="sensitivity indices", config_hash=manifest.config_hash(config), n=result.months,
+                   seed=result.seed)
+        made = manifest.build(config, seed=result.seed, n=result.months, points=int(result.points.shape[0]),
+                              noise_share=result.noise_share, wall_s=wall_s)
+        manifest.write_sealed(out / "manifest.json", made, {out / "sensitivity.parquet": (table, meta)})
 
 
 def sensitivity(base: Scenario, ranges: Any, *, samples: int = 256, months: int = 1000, seed: int = 0,

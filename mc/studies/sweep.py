@@ -352,10 +352,11 @@ def run(sweep: Sweep, out: str | Path, *, chunk: int | None = None, progress: bo
         reused = len(pts) - computed
         table = pd.concat([frames[p.index] for p in pts], ignore_index=True)
         wall = time.perf_counter() - start
-        made = files.write_table(table, out / "sweep.parquet", metadata=tag(
-            table, what="sweep table", config_hash=sweep.config_hash(), n=sweep.n, seed=sweep.seed, points=len(pts)))
-        manifests.write(out, manifest(sweep, points=len(pts), computed=computed, reused=reused, wall_s=wall),
-                        outputs={out / "sweep.parquet": made})
+        meta = tag(table, what="sweep table", config_hash=sweep.config_hash(), n=sweep.n, seed=sweep.seed,
+                   points=len(pts))
+        manifests.write_sealed(out / "manifest.json", manifest(sweep, points=len(pts), computed=computed,
+                                                               reused=reused, wall_s=wall),
+                               {out / "sweep.parquet": (table, meta)})
     return Outcome(table, out, computed, reused, wall)
 
 
