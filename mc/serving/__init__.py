@@ -3,6 +3,7 @@ and its latency under a batcher."""
 
 from . import catalogue as catalogue
 from . import latency as latency
+from . import traffic as traffic
 from .arithmetic import MEM_UTIL as MEM_UTIL
 from .arithmetic import PREFILL_UTIL as PREFILL_UTIL
 from .arithmetic import Card as Card
@@ -18,7 +19,8 @@ from .latency import Serving as Serving
 from .latency import SLORating as SLORating
 from .latency import simulate as simulate_latency
 from .latency import slo_rate as slo_rate
+from .traffic import RequestLog as RequestLog
 
-__all__ = ["catalogue", "latency", "MEM_UTIL", "PREFILL_UTIL", "Card", "card", "kv_bytes_per_token", "prefill_seconds",
+__all__ = ["catalogue", "latency", "traffic", "RequestLog", "MEM_UTIL", "PREFILL_UTIL", "Card", "card", "kv_bytes_per_token", "prefill_seconds",
            "seats", "step_seconds", "tokens_per_dollar", "weight_bytes", "LatencyResult", "Serving", "SLORating",
            "simulate_latency", "slo_rate"]
