@@ -40,7 +40,7 @@ HOSTILE = {"None": None, "int": 5, "float": 1.5, "str": "x", "bytes": b"x", "lis
 
 # The namespaces walked, and modules in them whose own public functions are walked too.
 NAMESPACES = ("mc", "mc.buy", "mc.fleet", "mc.serving", "mc.studies")
-EXPAND = ("mc.fleet.presets", "mc.buy.presets", "mc.serving.catalogue", "mc.serving.latency", "mc.buy.mix")
+EXPAND = ("mc.fleet.presets", "mc.buy.presets", "mc.serving.catalogue", "mc.serving.latency", "mc.serving.traffic", "mc.buy.mix")
 
 
 # -- good values ---------------------------------------------------------------------------
@@ -157,6 +157,8 @@ CASES: dict[str, Case] = {
                             names={"weight_bytes_per_param": ("weight_bytes",),
                                    "kv_bytes_per_element": ("kv_bytes",)}),
     "mc.serving.latency.check_slo": Case(lambda: {"slo_ttft": 1.0}),
+    "mc.serving.RequestLog.of": Case(lambda: {"time": [0.0, 1.0], "prompt": [1, 2], "answer": [1, 2]}),
+    "mc.serving.traffic.check_block": Case(lambda: {"block": 1.0, "log": mc.serving.RequestLog.of([0, 2], [1, 1], [1, 1])}),
     "mc.serving.latency.default_chunk": Case(lambda: {"s": serving()}),
     # mc.studies
     "mc.studies.Sweep": Case(lambda: {"base": scenario(), "grid": {"window.hours": (1, 24)}, "n": 16}),
@@ -184,6 +186,7 @@ SKIP: dict[str, str] = {
     "mc.serving.Card": RECORD,
     "mc.serving.LatencyResult": RECORD,
     "mc.serving.SLORating": RECORD,
+    "mc.serving.RequestLog": "a request log's record of validated arrays; RequestLog.of (walked) builds one",
     "mc.serving.catalogue.ModelSpec": RECORD,
     "mc.serving.catalogue.GPUSpec": RECORD,
     "mc.serving.latency.Params": DEVICE,

@@ -8,8 +8,8 @@ layer's; this is the value the latency model and the demand profile consume.
 
 from __future__ import annotations
 
+import datetime
 import hashlib
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,7 +50,11 @@ class RequestLog:
             ParamError: fewer than 2 rows, arrays of different lengths, a missing,
             negative or non-finite value (naming the row), or a span of zero.
         """
-        source = str(source)
+        source = v.instance("source", source, str, "the name shown for the log (a str)")
+        if start is not None and not isinstance(start, (np.datetime64, datetime.datetime)) or \
+                isinstance(start, np.datetime64) and np.isnat(start):
+            raise TypeError(f"start must be a datetime (numpy.datetime64 or datetime.datetime) or None, "
+                            f"not {v.one_line(start)[:60]}")
         arrays = []
         for name, x in (("time", time), ("prompt", prompt), ("answer", answer)):
             try:
@@ -86,8 +90,6 @@ class RequestLog:
             v.fail(f"{source}: span", span, "must be positive: every request arrives at one instant")
         if start is not None:
             start = np.datetime64(start, "ns")
-            if np.isnat(start):
-                v.fail(f"{source}: start", start, "must be a time, not NaT")
         return cls(time=t - t[0], prompt=p.astype(np.int64), answer=np.maximum(a, 1).astype(np.int64),
                    source=source, start=start)
 
@@ -146,16 +148,11 @@ class RequestLog:
 
 def check_block(block: float, log: RequestLog) -> float:
     """The bootstrap's block (s of log time): positive, at most the log's span."""
+    v.instance("log", log, RequestLog, "a RequestLog")
     block = v.number("block", block, lo=0.0, lo_open=True, hi=1e9)
     if block > log.span:
         v.fail("block", block, f"must be at most the log's span, {log.span:.6g} s ({log.source})")
     return block
 
 
-def span_text(seconds: float) -> str:
-    """``3,600 s (1 h)``-style text for a span."""
-    h = seconds / 3600
-    return f"{seconds:,.0f} s ({h:.3g} h)" if h >= 1 else f"{seconds:,.1f} s" if math.isfinite(seconds) else "inf"
-
-
-__all__ = ["RequestLog", "MAX_ROWS", "check_block", "span_text"]
+__all__ = ["RequestLog", "MAX_ROWS", "check_block"]
