@@ -53,6 +53,7 @@ def run(args):
     from mc import ParamError
     from mc.files import atomic_write
     from mc.serving import latency as L
+    from mc.serving import slo as S
     from mc.studies import manifest
 
     cfg = config(args)
@@ -76,7 +77,7 @@ def run(args):
     for (model, gpu, wb), ttft in ((c, t) for t in SLO_TTFT for c in CARDS):
         s = L.Serving(model, gpu, weight_bytes=wb, n=REQUESTS, warmup=WARMUP, **cfg["slo_batcher"])
         try:
-            got = L.slo_rate(s, ttft, replications=args.n, seed=args.seed, rel_tol=cfg["rel_tol"], **SLO)
+            got = S.slo_rate(s, ttft, replications=args.n, seed=args.seed, rel_tol=cfg["rel_tol"], **SLO)
         except ParamError as err:  # no rate meets the SLO: the card is recorded with none
             idle = L.simulate(s, 1e-3, args.n, seed=args.seed, slo_ttft=ttft)
             slo_rows.append({"model": model, "gpu": s.gpu, "slo_ttft": ttft, "weight_bytes": wb, "slots": s.slots,

@@ -5,6 +5,10 @@ answer lengths of ``mc.serving.latency.draw``) and the same float32 constants,
 and simulates in float64 one decode step at a time, straight from the SPEC's
 words: no runs, no closed forms, none of the core's code. The tests hold the two
 to float tolerance on every request's event times and on the figures.
+
+For a request log it builds the arrivals itself, in float64, from the log's
+times and the blocks' starting offsets the core drew (``bootstrap``, ``replay``):
+which rows each block holds, where they land, and the float32 gaps between them.
 """
 
 from __future__ import annotations
@@ -119,3 +123,42 @@ def simulate(gap, prompt, answer, c: dict) -> dict:
         "mean_batch": float(np.mean(counted)) if counted else math.nan,
     }
     return {"arrival": arrival, "start": start, "first": first, "finish": finish, "figures": figures}
+
+
+def bootstrap(time, offsets, block: float, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The moving-block bootstrap in float64, straight from its definition: block
+    ``k`` starts at replication time ``float32(k)·block`` (a float32 product) and
+    holds the log's requests arriving in ``[o_k, o_k + block)``, shifted there;
+    blocks are placed until ``n`` requests are. Returns (n,) float32 gaps (gap 0
+    is the first arrival's time) and (n,) log rows.
+
+    Arguments:
+        time: (rows,) float64 s since the log's first arrival, sorted.
+        offsets: float32 ``o_k`` for k = 0, 1, ... (as many as the blocks need).
+        block: float32 s.
+    """
+    time = np.asarray(time, np.float64)
+    block32 = np.float32(block)
+    raw, rows = [], []
+    for k, o in enumerate(offsets):
+        o = float(np.float32(o))
+        inside = np.flatnonzero((time >= o) & (time < o + float(block32)))
+        start = float(np.float32(np.float32(k) * block32))
+        for r in inside:
+            raw.append(start + (time[r] - o))
+            rows.append(int(r))
+        if len(raw) >= n:
+            break
+    else:
+        raise ValueError("not enough offsets for n requests")
+    raw = np.asarray(raw[:n])
+    return _gaps(raw, raw[0]), np.asarray(rows[:n])
+
+
+def replay(time) -> np.ndarray:
+    """(rows,) float32 gaps of a replay: the log's own times, the first at 0."""
+    return _gaps(np.asarray(time, np.float64), 0.0)
+
+
+def _gaps(raw: np.ndarray, first: float) -> np.ndarray:
+    return np.concatenate([[first], np.diff(raw)]).astype(np.float32)

@@ -40,7 +40,8 @@ HOSTILE = {"None": None, "int": 5, "float": 1.5, "str": "x", "bytes": b"x", "lis
 
 # The namespaces walked, and modules in them whose own public functions are walked too.
 NAMESPACES = ("mc", "mc.buy", "mc.fleet", "mc.serving", "mc.studies")
-EXPAND = ("mc.fleet.presets", "mc.buy.presets", "mc.serving.catalogue", "mc.serving.latency", "mc.serving.traffic", "mc.buy.mix")
+EXPAND = ("mc.fleet.presets", "mc.buy.presets", "mc.serving.catalogue", "mc.serving.latency", "mc.serving.slo", "mc.serving.traffic",
+          "mc.buy.mix")
 
 
 # -- good values ---------------------------------------------------------------------------
@@ -156,7 +157,8 @@ CASES: dict[str, Case] = {
     "mc.serving.card": Case(lambda: {"model": "8b", "gpu": "h100"},
                             names={"weight_bytes_per_param": ("weight_bytes",),
                                    "kv_bytes_per_element": ("kv_bytes",)}),
-    "mc.serving.latency.check_slo": Case(lambda: {"slo_ttft": 1.0}),
+    "mc.serving.slo.check_slo": Case(lambda: {"slo_ttft": 1.0}),
+    "mc.serving.latency.check_replications": Case(lambda: {"s": serving(), "replications": 2}),
     "mc.serving.RequestLog.of": Case(lambda: {"time": [0.0, 1.0], "prompt": [1, 2], "answer": [1, 2]}),
     "mc.serving.traffic.check_block": Case(lambda: {"block": 1.0, "log": mc.serving.RequestLog.of([0, 2], [1, 1], [1, 1])}),
     "mc.serving.latency.default_chunk": Case(lambda: {"s": serving()}),
@@ -189,10 +191,9 @@ SKIP: dict[str, str] = {
     "mc.serving.RequestLog": "a request log's record of validated arrays; RequestLog.of (walked) builds one",
     "mc.serving.catalogue.ModelSpec": RECORD,
     "mc.serving.catalogue.GPUSpec": RECORD,
-    "mc.serving.latency.Params": DEVICE,
-    "mc.serving.latency.Draws": DEVICE,
-    "mc.serving.latency.draw": DEVICE,
-    "mc.serving.latency.arrivals": DEVICE,
+    "mc.serving.queue": "Serving's module: Serving (walked as mc.Serving) and the device Params it makes",
+    "mc.serving.arrivals": DEVICE,
+    "mc.serving.loop": DEVICE,
     "mc.serving.latency.requests": DEVICE,
     "mc.serving.latency.replication": DEVICE,
     "mc.serving.kv_bytes_per_token": FORMULA,

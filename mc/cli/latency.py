@@ -1,102 +1,168 @@
-"""``mc latency``: one card's queue under a batcher (SPEC §7), at a rate or to an SLO."""
+"""``mc latency``: one card's queue under a batcher (SPEC §7, §7.1), at a rate, a load or
+to an SLO, under Poisson, gamma or a request log's traffic."""
 
 from __future__ import annotations
 
 import sys
 
 from .. import _validate as v
-from .. import engine, serving
+from .. import engine, files, serving
 from ..serving import catalogue
 from ..serving import latency as lat
+from ..serving import queue, slo
 from ._common import add_progress, print_json, progress_of
 
-_SHOWN = (("ttft_p50", "TTFT p50", "s"), ("ttft_p95", "TTFT p95", "s"), ("ttft_p99", "TTFT p99", "s"),
-          ("wait_mean", "mean wait", "s"), ("itl_mean", "inter-token", "s"), ("e2e_p95", "end-to-end p95", "s"),
-          ("throughput", "throughput", "tok/s"), ("utilisation", "utilisation", ""), ("mean_batch", "mean batch", ""))
+_SHOWN = (("ttft_p50", "TTFT p50"), ("ttft_p95", "TTFT p95"), ("ttft_p99", "TTFT p99"), ("wait_mean", "mean wait"),
+          ("itl_mean", "inter-token"), ("e2e_p95", "end-to-end p95"), ("throughput", "throughput"),
+          ("utilisation", "utilisation"), ("mean_batch", "mean batch"))
 
 
-def _config(args) -> lat.Serving:
+def _config(args, log) -> lat.Serving:
+    arrivals = args.arrivals or ("log" if log is not None else "poisson")
     return lat.Serving(args.model, args.gpu, batcher=args.batcher, max_batch=args.max_batch,
                        max_wait=args.max_wait, prompt_mean=args.prompt_mean, prompt_cv=args.prompt_cv,
                        prompt_max=args.prompt_max, answer_mean=args.answer_mean, answer_cv=args.answer_cv,
                        answer_max=args.answer_max, n=args.requests, warmup=args.warmup,
-                       prefill_util=args.prefill_util, weight_bytes=args.weight_bytes, kv_bytes=args.kv_bytes)
+                       prefill_util=args.prefill_util, weight_bytes=args.weight_bytes, kv_bytes=args.kv_bytes,
+                       arrivals=arrivals, cv=args.cv, lengths=args.lengths, log=log,
+                       block=queue.BLOCK if args.block is None else args.block, replay=args.replay)
 
 
-def _check(args) -> tuple[lat.Serving, float | None]:
-    """Every number the command takes, validated before anything runs (one-line
-    errors naming the field): the configuration's, the rate or SLO's, the
-    replications, seed and chunk, and the price. Returns the configuration and
-    tokens per dollar per tok/s (None without ``--price-hour``)."""
-    v.count("requests", args.requests, lo=1, hi=lat.MAX_REQUESTS)  # the configuration's n, by its flag's name
-    s = _config(args)
-    lat.check_slo(1.0 if args.slo_ttft is None else args.slo_ttft, args.percentile, args.share, args.rel_tol)
-    s.params(s.capacity_rate() if args.rate is None else args.rate, percentile=args.percentile,
-             slo_ttft=args.slo_ttft)
-    v.count("replications", args.replications, lo=2, hi=lat.MAX_REPLICATIONS)
+def _check(args) -> tuple[lat.Serving, float, float | None]:
+    """Every input the command takes, validated before anything runs (one-line
+    errors naming the field): the log, the configuration, the rate (or load) or
+    SLO, the replications, seed and chunk, and the price. Returns the
+    configuration, the rate (the SLO search's start when searching) and tokens per
+    dollar per tok/s (None without ``--price-hour``)."""
+    if args.requests is not None:
+        v.count("requests", args.requests, lo=1, hi=lat.MAX_REQUESTS)  # the configuration's n, by its flag's name
+    if args.columns is not None and args.log is None:
+        v.fail("columns", args.columns, "maps a request log's columns: give --log FILE")
+    log = None if args.log is None else files.read_request_log(args.log, columns=args.columns)
+    s = _config(args, log)
+    if args.slo_ttft is not None and (args.rate is not None or args.load is not None):
+        v.fail("slo-ttft", args.slo_ttft, "searches for the rate: leave out --rate and --load")
+    slo.check_slo(1.0 if args.slo_ttft is None else args.slo_ttft, args.percentile, args.share, args.rel_tol)
+    rate = s.capacity_rate() if args.slo_ttft is not None else s.rate_of(args.rate, args.load)
+    s.params(rate, percentile=args.percentile, slo_ttft=args.slo_ttft)
+    lat.check_replications(s, args.replications, default=100)
     engine.check_run_args(1, args.seed, args.chunk)
     if args.price_hour is None:
-        return s, None
-    return s, serving.tokens_per_dollar(1.0, v.positive("price-hour", args.price_hour))
+        return s, rate, None
+    return s, rate, serving.tokens_per_dollar(1.0, v.positive("price-hour", args.price_hour))
 
 
-def _table(res: lat.LatencyResult) -> list[str]:
-    lines = [f"  {'':16s} {'median':>11s}   {'p5 .. p95 over replications':s}"]
-    figs = res.figures()
-    for col, label, unit in _SHOWN:
-        f = figs[col]
-        lines.append(f"  {label:16s} {f['median']:11.4g}   {f['p5']:.4g} .. {f['p95']:.4g} {unit}")
+def traffic(s: lat.Serving, rate: float) -> dict:
+    """What the requests were: arrivals (and cv), lengths, the log (source, rows,
+    span, own rate), the compression factor and the bootstrap's block; the rate
+    and offered load."""
+    out = {"arrivals": s.arrivals, "lengths": s.lengths, "rate": rate, "load": s.load_of(rate),
+           "capacity_rate": s.capacity_rate()}
+    if s.arrivals == "gamma":
+        out["cv"] = s.cv
+    if s.log is not None:
+        out["log"] = s.log.describe()
+    if s.arrivals == "log":
+        out["compression"] = rate / s.log.rate
+        out["replay" if s.replay else "block_s"] = True if s.replay else s.block
+    return out
+
+
+def _traffic_lines(s: lat.Serving, rate: float) -> list[str]:
+    t = traffic(s, rate)
+    if s.arrivals == "log":
+        what = "replayed once, every request" if s.replay else f"moving-block bootstrap, blocks of {s.block:g} s of log"
+        arrive = f"arrivals from the log, compressed {t['compression']:.4g}x ({what})"
+    elif s.arrivals == "gamma":
+        arrive = f"gamma arrivals, gaps with coefficient of variation {s.cv:g}"
+    else:
+        arrive = "Poisson arrivals"
+    lines = []
+    if s.log is not None:
+        lg = s.log
+        lines.append(f"log {lg.source}: {lg.rows:,} requests over {lg.span:,.1f} s ({lg.span / 3600:.3g} h), "
+                     f"own rate {lg.rate:.4g} req/s; mean prompt {lg.mean('prompt'):,.0f}, answer "
+                     f"{lg.mean('answer'):,.0f} tokens")
+    lengths = "lengths from the log's rows" if s.lengths == "log" else "lognormal lengths"
+    lines.append(f"{arrive}; {lengths}")
+    lines.append(f"at {rate:.4g} requests/s: offered load {t['load']:.3g} (a full batch clears "
+                 f"{t['capacity_rate']:.4g} req/s)")
     return lines
 
 
-def run(args) -> int:
-    s, price = _check(args)
-    progress = progress_of(args)
-    head = (f"{s.model} on {s.gpu}, {s.batcher} batcher (max batch {s.max_batch}"
+def _table(res: lat.LatencyResult) -> list[str]:
+    one = res.replications < 2
+    lines = [f"  {'':16s} {'value' if one else 'median':>11s}   " + ("" if one else f"{'95% interval':>21s}   p5 .. p95 over replications")]
+    figs, bands = res.figures(), res.bands()
+    for col, label in _SHOWN:
+        f, b = figs[col], bands[col]
+        unit = f["units"] if f["units"] not in ("share", "requests") else ""
+        if one:
+            lines.append(f"  {label:16s} {f['value']:11.4g}   {unit}")
+        elif "lo" in f:
+            lines.append(f"  {label:16s} {f['value']:11.4g}   {f['lo']:9.4g} .. {f['hi']:<9.4g}   "
+                         f"{b['p5']:.4g} .. {b['p95']:.4g} {unit}")
+        else:
+            lines.append(f"  {label:16s} {'-':>11s}   (undefined: every answer is one token)")
+    return lines
+
+
+def _head(s: lat.Serving) -> str:
+    return (f"{s.model} on {s.gpu}, {s.batcher} batcher (max batch {s.max_batch}"
             + (f", max wait {s.max_wait:g} s" if s.batcher == "static" else "") + f"; {s.slots} slots)")
+
+
+def run(args) -> int:
+    s, rate, price = _check(args)
+    progress = progress_of(args)
+    reps = lat.check_replications(s, args.replications, default=100)
     if args.slo_ttft is None:
-        res = lat.simulate(s, args.rate, args.replications, seed=args.seed, percentile=args.percentile,
-                           chunk=args.chunk, progress=progress)
+        res = lat.simulate(s, rate, reps, seed=args.seed, percentile=args.percentile, chunk=args.chunk,
+                           progress=progress)
         if not res.replications:  # Ctrl-C before the first replications: no figure to print
             raise KeyboardInterrupt
-        out = {"serving": s.as_dict(), "rate": res.rate, "replications": res.replications, "seed": args.seed,
-               "figures": res.figures()}
+        out = {"serving": s.as_dict(), "traffic": traffic(s, res.rate), "replications": res.replications,
+               "seed": args.seed, "figures": res.figures(), "bands": res.bands()}
         if price is not None:
-            out["tokens_per_dollar"] = res.median("throughput") * price
+            out["tokens_per_dollar"] = engine.figure(res.median("throughput") * price, units="tok/$")
         if res.summary.get("partial"):
             out["partial"] = True
         if args.json:
             print_json(out)
         else:
-            partial = (f"  (PARTIAL: stopped early, {res.replications} of {args.replications} replications)"
+            partial = (f"  (PARTIAL: stopped early, {res.replications} of {reps} replications)"
                        if res.summary.get("partial") else "")
-            print(f"{head}\nat {res.rate:.4g} requests/s, {res.replications} replications of {s.n:,} requests "
-                  f"(after {s.warmup:,} warm-up){partial}:")
+            runs = "one replay" if s.replay else f"{res.replications} replications"
+            print("\n".join([_head(s)] + _traffic_lines(s, res.rate)))
+            print(f"{runs} of {s.n:,} requests (after {s.warmup:,} warm-up){partial}:")
             print("\n".join(_table(res)))
             if price is not None:
-                print(f"  tokens per dollar {out['tokens_per_dollar']:,.0f} at ${args.price_hour:g}/h")
+                print(f"  tokens per dollar {out['tokens_per_dollar']['value']:,.0f} at ${args.price_hour:g}/h")
         return 130 if res.summary.get("partial") else 0
     log = None if args.quiet or (args.json and not args.progress) else (lambda msg: print(msg, file=sys.stderr))
-    got = lat.slo_rate(s, args.slo_ttft, percentile=args.percentile, share=args.share,
-                       replications=args.replications, seed=args.seed, rel_tol=args.rel_tol, chunk=args.chunk,
-                       progress=progress, log=log)
+    got = slo.slo_rate(s, args.slo_ttft, percentile=args.percentile, share=args.share, replications=reps,
+                       seed=args.seed, rel_tol=args.rel_tol, chunk=args.chunk, progress=progress, log=log)
     res = got.result
-    slo = {"slo_ttft": got.slo_ttft, "percentile": got.percentile, "share": got.share, "rate": got.rate,
-           "share_meeting": res.summary["pass"]["slo"], "slo_rated_tok_s": got.tok_s, "tried": got.tried}
+    m = res.summary["pass"]["slo"]
+    found = {"slo_ttft": got.slo_ttft, "percentile": got.percentile, "share": got.share,
+             "rate": engine.figure(got.rate, units="req/s"), "load": engine.figure(got.load, units=""),
+             "share_meeting": engine.figure(m["rate"], m["lo"], m["hi"], "share"),
+             "slo_rated_tok_s": engine.figure(got.tok_s, units="tok/s"), "tried": got.tried}
     if price is not None:
-        slo["tokens_per_dollar"] = got.tokens_per_dollar(args.price_hour)
-    out = {"serving": s.as_dict(), "rate": res.rate, "replications": res.replications, "seed": args.seed,
-           "figures": res.figures(), "slo": slo}
+        found["tokens_per_dollar"] = engine.figure(got.tokens_per_dollar(args.price_hour), units="tok/$")
+    out = {"serving": s.as_dict(), "traffic": traffic(s, res.rate), "replications": res.replications,
+           "seed": args.seed, "figures": res.figures(), "bands": res.bands(), "slo": found}
     if args.json:
         print_json(out)
     else:
-        m = res.summary["pass"]["slo"]
-        print(f"{head}\nSLO p{got.percentile:g} TTFT <= {got.slo_ttft:g} s in at least {got.share:.0%} of "
-              f"replications: {got.rate:.4g} requests/s (met in {m['rate']:.0%}, 95% interval "
-              f"{m['lo']:.0%}..{m['hi']:.0%}); SLO-rated {got.tok_s:,.0f} tok/s")
+        what = "the replay" if s.replay else f"at least {got.share:.0%} of replications"
+        print("\n".join([_head(s)] + _traffic_lines(s, res.rate)))
+        met = "" if s.replay else f" (met in {m['rate']:.0%}, 95% interval {m['lo']:.0%}..{m['hi']:.0%})"
+        print(f"SLO p{got.percentile:g} TTFT <= {got.slo_ttft:g} s in {what}: {got.rate:.4g} requests/s, "
+              f"offered load {got.load:.3g}{met}; SLO-rated {got.tok_s:,.0f} tok/s")
         print("\n".join(_table(res)))
         if price is not None:
-            print(f"  tokens per dollar {slo['tokens_per_dollar']:,.0f} at ${args.price_hour:g}/h")
+            print(f"  tokens per dollar {found['tokens_per_dollar']['value']:,.0f} at ${args.price_hour:g}/h")
     return 0
 
 
@@ -105,11 +171,13 @@ def register(sub) -> None:
     gpus = ", ".join(list(catalogue.GPUS) + list(catalogue.GPU_ALIASES))
     d = lat.Serving("8b", "h100")
     p = sub.add_parser("latency", help="p95 time to first token of one card under a batcher, or its SLO rate",
-                       description="Simulate one card's queue (SPEC §7): Poisson arrivals, lognormal prompt "
-                       "and answer lengths, a static or continuous batcher, prefill and decode times from the "
-                       "serving arithmetic. Either at a fixed --rate, or the highest rate meeting an SLO "
-                       "(--slo-ttft) by bisection. Figures are medians over replications with their p5..p95 "
-                       "bands; replication i uses fold_in(key(seed), i).")
+                       description="Simulate one card's queue: arrivals (Poisson, gamma, or a request log's, "
+                       "bootstrapped in blocks or replayed), prompt and answer lengths (lognormal or the log's), a "
+                       "static or continuous batcher, prefill and decode times from the serving arithmetic. At a "
+                       "--rate, an offered --load, a log's own rate, or the highest rate meeting an SLO "
+                       "(--slo-ttft) by bisection. Figures are medians over replications with a 95% interval "
+                       "and the p5..p95 spread; replication i uses fold_in(key(seed), i). Every result states "
+                       "the offered load: rate / the rate a full batch of mean-length requests clears.")
     p.add_argument("--model", required=True, help=f"model ({models})")
     p.add_argument("--gpu", required=True, help=f"GPU ({gpus})")
     p.add_argument("--batcher", choices=lat.BATCHERS, default=d.batcher,
@@ -119,10 +187,32 @@ def register(sub) -> None:
                    help=f"most requests in a batch or step, also capped by seats (default {d.max_batch})")
     p.add_argument("--max-wait", type=float, default=d.max_wait,
                    help=f"static: s the oldest request waits before a short batch starts (default {d.max_wait:g})")
-    q = p.add_mutually_exclusive_group(required=True)
-    q.add_argument("--rate", type=float, help="arrivals per second (Poisson)")
-    q.add_argument("--slo-ttft", type=float, metavar="S",
-                   help="find the highest rate whose --percentile TTFT is at most S seconds")
+    t = p.add_argument_group("traffic")
+    t.add_argument("--arrivals", choices=lat.ARRIVALS, default=None,
+                   help="poisson; gamma (bursty renewals, see --cv); log (the log's own arrivals and lengths). "
+                   "Default: log when --log is given, else poisson")
+    t.add_argument("--cv", type=float, default=1.0,
+                   help="gamma arrivals: coefficient of variation of the gaps; 1 is Poisson, above 1 burstier "
+                   "(default 1)")
+    t.add_argument("--log", metavar="FILE", default=None,
+                   help="a request log: Azure LLM trace CSV, BurstGPT CSV, Mooncake JSONL, or any CSV/Parquet "
+                   "with --columns")
+    t.add_argument("--columns", metavar="TIME,PROMPT,ANSWER", default=None,
+                   help="the log's time, prompt-token and answer-token columns (times as datetimes or seconds)")
+    t.add_argument("--replay", action="store_true",
+                   help="replay the whole log once from its first arrival, every request measured (exact for "
+                   "that log; one path, no replications)")
+    t.add_argument("--block", type=float, default=None, metavar="S",
+                   help=f"bootstrap block, s of log time (default {queue.BLOCK:g})")
+    t.add_argument("--lengths", choices=lat.LENGTHS, default=None,
+                   help="lognormal (the --prompt-*/--answer-* flags) or log (rows drawn from --log with Poisson "
+                   "or gamma arrivals). Default: log when --log is given")
+    q = p.add_mutually_exclusive_group()
+    q.add_argument("--rate", type=float, help="arrivals per second (with a log: compresses its time to this rate)")
+    q.add_argument("--load", type=float, help="offered load instead of a rate: rate / the full-batch capacity rate")
+    p.add_argument("--slo-ttft", type=float, metavar="S",
+                   help="find the highest rate whose --percentile TTFT is at most S seconds (with a log: the "
+                   "highest compression)")
     p.add_argument("--percentile", type=float, default=95.0, help="the SLO's percentile of TTFT (default 95)")
     p.add_argument("--share", type=float, default=0.9,
                    help="share of replications that must meet the SLO (default 0.9)")
@@ -138,10 +228,11 @@ def register(sub) -> None:
                    help=f"fraction of peak FLOP/s prefill reaches (default {d.prefill_util:g})")
     p.add_argument("--weight-bytes", type=float, default=d.weight_bytes, help="bytes per parameter (default 2)")
     p.add_argument("--kv-bytes", type=float, default=d.kv_bytes, help="bytes per KV element (default 2)")
-    p.add_argument("--replications", type=int, default=100, help="replications (default 100)")
-    p.add_argument("--requests", type=int, default=d.n, help=f"measured requests per replication (default {d.n})")
-    p.add_argument("--warmup", type=int, default=d.warmup,
-                   help=f"requests dropped at the start of each replication (default {d.warmup})")
+    p.add_argument("--replications", type=int, default=None, help="replications (default 100; a replay: 1)")
+    p.add_argument("--requests", type=int, default=None,
+                   help=f"measured requests per replication (default {d.n}; a replay: every row after warm-up)")
+    p.add_argument("--warmup", type=int, default=None,
+                   help=f"requests dropped at the start of each replication (default {d.warmup}; a replay: 0)")
     p.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     p.add_argument("--chunk", type=int, default=None, help="replications per device batch (default: automatic)")
     p.add_argument("--price-hour", type=float, default=None, help="$ per card-hour, to add tokens per dollar")

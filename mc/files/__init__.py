@@ -6,8 +6,9 @@ from .inputs import (load_procurement, load_scenario, procurement, procurement_f
 from .outputs import (OUTPUT_FORMATS, atomic_write, check_output, check_output_folder, digest, read_parquet,
                       write_parquet, write_table, write_text)
 from .paths import MAX_INPUT_BYTES, input_file
+from .requestlog import LOG_FORMATS, read_request_log
 
 __all__ = ["read_toml", "to_toml", "read_one_table", "read_trace_csv", "scenario_from_data", "procurement_from_data",
            "load_scenario", "load_procurement", "scenario", "procurement", "check_output", "check_output_folder",
            "atomic_write", "digest", "read_parquet", "write_parquet", "write_table", "write_text", "OUTPUT_FORMATS",
-           "MAX_INPUT_BYTES", "input_file"]
+           "MAX_INPUT_BYTES", "input_file", "read_request_log", "LOG_FORMATS"]

@@ -12,7 +12,7 @@ import numpy as np
 from .. import _validate as v
 from ..serving import card as serving_card
 from ..units import HOURS
-from ..serving import latency
+from ..serving import latency, slo
 
 # A month's bill is summed on the device in int32 cents; this bounds it.
 MAX_POOL_CENTS = v.INT32_MAX
@@ -101,7 +101,7 @@ SLO_QUEUE = tuple(f.name for f in dataclasses.fields(latency.Serving))
 
 @lru_cache(maxsize=None)
 def _slo_tok_s(queue: latency.Serving, search: tuple) -> float:
-    return latency.slo_rate(queue, **dict(search)).tok_s
+    return slo.slo_rate(queue, **dict(search)).tok_s
 
 
 def slo_card(entry: Mapping[str, Any]) -> CardClass:
@@ -130,7 +130,7 @@ def slo_card(entry: Mapping[str, Any]) -> CardClass:
     search = {k: entry.pop(k, d) for k, d in SLO_SEARCH.items()}
     queue = latency.Serving(**entry)
     # Checked before the search is looked up by value (a list is not hashable).
-    search["slo_ttft"], search["percentile"], search["share"], search["rel_tol"] = latency.check_slo(
+    search["slo_ttft"], search["percentile"], search["share"], search["rel_tol"] = slo.check_slo(
         search["slo_ttft"], search["percentile"], search["share"], search["rel_tol"])
     search["replications"] = v.count("replications", search["replications"], lo=2, hi=latency.MAX_REPLICATIONS)
     search["seed"] = v.count("seed", search["seed"], lo=0)

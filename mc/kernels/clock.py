@@ -96,3 +96,30 @@ def steps_to_reach(a: jax.Array, b: jax.Array, gap: jax.Array, kmax: jax.Array) 
     k = jnp.where((k > 1) & (run_time(a, b, k - 1) >= gap), k - 1, k)
     k = jnp.where((k < kmax) & (run_time(a, b, k) < gap), k + 1, k)
     return jnp.minimum(k, jnp.maximum(kmax, 1))
+
+
+def count_before(xs: Time, t: Time) -> jax.Array:
+    """How many of the sorted times ``xs`` ((n,) each word) lie strictly before the
+    time ``t`` (() each word): a binary search comparing normalised pairs
+    lexicographically (high words, then low words), so ties between high words are
+    decided by the low words. () int32 in [0, n]."""
+    hi, lo = xs
+    n = hi.shape[-1]
+
+    def before(i):
+        return (hi[i] < t[0]) | ((hi[i] == t[0]) & (lo[i] < t[1]))
+
+    def step(_, bounds):
+        a, b = bounds
+        mid = (a + b) // 2
+        open_ = a < b
+        left = before(jnp.minimum(mid, n - 1))
+        return jnp.where(open_ & left, mid + 1, a), jnp.where(open_ & ~left, mid, b)
+
+    a, _ = jax.lax.fori_loop(0, max(1, n.bit_length()), step, (jnp.int32(0), jnp.int32(n)))
+    return a
+
+
+def pair(x: jax.Array, y: jax.Array) -> Time:
+    """``x + y`` of two float32 as a normalised time (exact)."""
+    return two_sum(x, y)

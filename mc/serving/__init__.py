@@ -2,7 +2,11 @@
 and its latency under a batcher."""
 
 from . import catalogue as catalogue
+from . import arrivals as arrivals
 from . import latency as latency
+from . import loop as loop
+from . import queue as queue
+from . import slo as slo
 from . import traffic as traffic
 from .arithmetic import MEM_UTIL as MEM_UTIL
 from .arithmetic import PREFILL_UTIL as PREFILL_UTIL
@@ -16,11 +20,11 @@ from .arithmetic import tokens_per_dollar as tokens_per_dollar
 from .arithmetic import weight_bytes as weight_bytes
 from .latency import LatencyResult as LatencyResult
 from .latency import Serving as Serving
-from .latency import SLORating as SLORating
 from .latency import simulate as simulate_latency
-from .latency import slo_rate as slo_rate
+from .slo import SLORating as SLORating
+from .slo import slo_rate as slo_rate
 from .traffic import RequestLog as RequestLog
 
-__all__ = ["catalogue", "latency", "traffic", "RequestLog", "MEM_UTIL", "PREFILL_UTIL", "Card", "card", "kv_bytes_per_token", "prefill_seconds",
+__all__ = ["arrivals", "catalogue", "latency", "loop", "queue", "slo", "traffic", "RequestLog", "MEM_UTIL", "PREFILL_UTIL", "Card", "card", "kv_bytes_per_token", "prefill_seconds",
            "seats", "step_seconds", "tokens_per_dollar", "weight_bytes", "LatencyResult", "Serving", "SLORating",
            "simulate_latency", "slo_rate"]

@@ -69,9 +69,9 @@ CARD = ["card", "--model", "8b", "--gpu", "h100"]
 CASES = []
 for _flag, _type in numeric_flags("latency").items():
     for _mode, _extra in MODES.items():
-        if (_flag, _mode) in (("--rate", "slo"), ("--slo-ttft", "rate")):
-            continue  # the two are one or the other
-        base = LATENCY + ([] if _flag in ("--rate", "--slo-ttft") else _extra)
+        if (_flag, _mode) in (("--rate", "slo"), ("--load", "slo"), ("--slo-ttft", "rate")):
+            continue  # a rate (or load) or an SLO search
+        base = LATENCY + ([] if _flag in ("--rate", "--load", "--slo-ttft") else _extra)
         CASES += [(base, _flag, val, "latency") for val in BAD[_type] if ("latency", _flag, val) not in VALID]
 for _flag, _type in numeric_flags("card").items():
     for _json_flag in ([], ["--json"]):
@@ -81,7 +81,7 @@ for _flag, _type in numeric_flags("card").items():
 def test_the_flags_are_found():
     lat, card = numeric_flags("latency"), numeric_flags("card")
     assert {"--price-hour", "--rate", "--slo-ttft", "--share", "--rel-tol", "--percentile", "--max-wait",
-            "--requests", "--seed", "--chunk", "--replications"} <= set(lat)
+            "--requests", "--seed", "--chunk", "--replications", "--cv", "--block", "--load"} <= set(lat)
     assert {"--price-hour", "--batch", "--mem-util", "--weight-bytes"} <= set(card)
     assert len(CASES) >= 300, len(CASES)
 
@@ -109,7 +109,7 @@ def test_price_hour_is_refused_in_both_modes(price, json_flag, capsys):
 def test_a_good_price_gives_tokens_per_dollar(capsys):
     assert main(LATENCY + MODES["rate"] + ["--json", "--price-hour", "2"]) == 0
     out = strict(capsys.readouterr().out)
-    assert out["tokens_per_dollar"] == pytest.approx(out["figures"]["throughput"]["median"] * 1800)
+    assert out["tokens_per_dollar"]["value"] == pytest.approx(out["figures"]["throughput"]["value"] * 1800)
     assert main(CARD + ["--json", "--price-hour", "2"]) == 0
     card = strict(capsys.readouterr().out)
     assert card["tokens_per_dollar"] == pytest.approx(card["aggregate_tok_s"] * 1800)
@@ -122,8 +122,9 @@ def test_latency_json_with_an_undefined_figure_is_null(capsys):
     argv = LATENCY + MODES["rate"] + ["--answer-mean", "1", "--answer-cv", "0", "--json", "--price-hour", "3"]
     assert main(argv) == 0
     out = strict(capsys.readouterr().out)
-    assert out["figures"]["itl_mean"] == {"median": None, "p5": None, "p95": None}
-    assert out["figures"]["ttft_p95"]["median"] > 0 and out["tokens_per_dollar"] > 0
+    assert out["figures"]["itl_mean"] == {"value": None, "units": "s"}
+    assert out["bands"]["itl_mean"] == {"p5": None, "p95": None}
+    assert out["figures"]["ttft_p95"]["value"] > 0 and out["tokens_per_dollar"]["value"] > 0
 
 
 def test_latency_stopped_before_any_replication_is_one_line(monkeypatch, capsys):

@@ -1,6 +1,8 @@
-"""``mc latency``: JSON at a rate and to an SLO, help, one-line errors (exit 2)."""
+"""``mc latency``: JSON at a rate and to an SLO, help, one-line errors (exit 2), and
+traffic from gamma arrivals and a request log."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -9,7 +11,8 @@ from mc.cli import main
 SMALL = ["--model", "8b", "--gpu", "h100", "--requests", "200", "--warmup", "20", "--replications", "8",
          "--answer-mean", "32", "--quiet"]
 FIGURES = {"ttft_p50", "ttft_p95", "ttft_p99", "ttft_q", "e2e_p50", "e2e_p95", "e2e_p99", "wait_mean", "itl_mean",
-           "throughput", "utilisation", "mean_batch"}
+           "throughput", "utilisation", "mean_batch", "load", "rate"}
+EXAMPLE = str(Path(__file__).resolve().parents[2] / "examples" / "traces" / "azure-conv-2023.csv")
 
 
 @pytest.mark.parametrize("batcher", ["static", "continuous"])
@@ -17,10 +20,15 @@ def test_rate_json(capsys, batcher):
     assert main(["latency", *SMALL, "--batcher", batcher, "--rate", "3", "--json", "--price-hour", "2"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert set(out["figures"]) == FIGURES
-    assert out["rate"] == pytest.approx(3.0) and out["replications"] == 8
-    for f in out["figures"].values():
-        assert f["p5"] <= f["median"] <= f["p95"]
-    assert out["tokens_per_dollar"] == pytest.approx(out["figures"]["throughput"]["median"] * 1800)
+    assert out["figures"]["rate"]["value"] == pytest.approx(3.0) and out["replications"] == 8
+    assert out["traffic"]["rate"] == pytest.approx(3.0) and out["traffic"]["arrivals"] == "poisson"
+    for name, f in out["figures"].items():
+        assert set(f) <= {"value", "lo", "hi", "units"}
+        if "lo" in f:
+            assert f["lo"] <= f["value"] <= f["hi"]
+            assert out["bands"][name]["p5"] <= f["value"] <= out["bands"][name]["p95"]
+    assert out["figures"]["load"]["value"] == pytest.approx(out["traffic"]["load"])
+    assert out["tokens_per_dollar"]["value"] == pytest.approx(out["figures"]["throughput"]["value"] * 1800)
     assert out["serving"]["batcher"] == batcher
 
 
@@ -29,8 +37,9 @@ def test_slo_json(capsys):
                  "--rel-tol", "0.1", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     slo = out["slo"]
-    assert slo["share_meeting"]["rate"] >= 0.75 and slo["rate"] == out["rate"]
-    assert slo["slo_rated_tok_s"] == out["figures"]["throughput"]["median"]
+    assert slo["share_meeting"]["value"] >= 0.75 and slo["rate"]["value"] == out["traffic"]["rate"]
+    assert slo["slo_rated_tok_s"]["value"] == out["figures"]["throughput"]["value"]
+    assert slo["load"]["value"] == pytest.approx(out["traffic"]["load"])
     assert any(not t["meets"] for t in slo["tried"])
 
 
@@ -63,22 +72,37 @@ def test_help_documents_the_flags(capsys):
     (["--rate", "1", "--replications", "1"], "replications=1"),
     (["--rate", "1", "--prompt-max", "500000"], "leaves no seat"),
     (["--rate", "1", "--gpu", "tpu"], "gpu='tpu'"),
+    ([], "rate=None"),
+    (["--load", "0"], "load=0.0"),
+    (["--arrivals", "gamma", "--cv", "0", "--rate", "1"], "cv=0.0"),
+    (["--arrivals", "gamma", "--cv", "inf", "--rate", "1"], "cv=inf"),
+    (["--cv", "2", "--rate", "1"], "cv=2.0"),
+    (["--arrivals", "log", "--rate", "1"], "arrivals='log'"),
+    (["--log", EXAMPLE, "--block", "4000"], "block=4000.0"),
+    (["--log", EXAMPLE, "--replay", "--replications", "3"], "replications=3"),
+    (["--log", EXAMPLE, "--replay", "--requests", "40"], "n=40"),
+    (["--log", "no-such-log.csv"], "no-such-log.csv"),
+    (["--columns", "a,b,c", "--rate", "1"], "columns='a,b,c'"),
 ])
 def test_bad_input_is_one_line_exit_2(capsys, argv, match):
     base = ["latency", "--model", "8b", "--gpu", "h100", "--quiet", "--requests", "50", "--warmup", "5"]
     args = base + argv
     if "--gpu" in argv:
         args = ["latency", "--model", "8b", "--quiet"] + argv
+    if "--replay" in argv:  # a replay sets the counts itself
+        args = ["latency", "--model", "8b", "--gpu", "h100", "--quiet"] + argv
     assert main(args) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("mc latency: error:") and match in err
 
 
 def test_rate_and_slo_are_exclusive(capsys):
+    assert main(["latency", "--model", "8b", "--gpu", "h100", "--rate", "1", "--slo-ttft", "0.5"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "slo-ttft=0.5" in err
     with pytest.raises(SystemExit) as e:
-        main(["latency", "--model", "8b", "--gpu", "h100", "--rate", "1", "--slo-ttft", "0.5"])
+        main(["latency", "--model", "8b", "--gpu", "h100", "--rate", "1", "--load", "0.5"])
     assert e.value.code == 2
-    assert capsys.readouterr().err.count("\n") == 1
 
 
 def test_an_slo_no_rate_meets_exits_2(capsys):
@@ -88,3 +112,28 @@ def test_an_slo_no_rate_meets_exits_2(capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no rate meets it" in err and "lowest rate tried" in err
+
+
+def test_a_log_replayed_and_bootstrapped(capsys):
+    assert main(["latency", "--model", "8b", "--gpu", "h100", "--batcher", "continuous", "--max-batch", "64",
+                 "--log", EXAMPLE, "--replay", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    for text in ("19,366 requests over 3,501.7 s", "own rate 5.53 req/s", "compressed 1x", "offered load",
+                 "one replay of 19,366 requests"):
+        assert text in out, text
+    assert main(["latency", "--model", "8b", "--gpu", "h100", "--batcher", "continuous", "--max-batch", "64",
+                 "--log", EXAMPLE, "--load", "0.6", "--block", "300", "--requests", "300", "--warmup", "30",
+                 "--replications", "4", "--json", "--quiet"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    t = out["traffic"]
+    assert t["arrivals"] == "log" and t["block_s"] == 300 and t["log"]["rows"] == 19366
+    assert t["load"] == pytest.approx(0.6) and t["compression"] == pytest.approx(t["rate"] / t["log"]["rate"])
+    assert out["serving"]["log"]["sha256"] == t["log"]["sha256"]
+    for q in ("ttft_p50", "ttft_p95", "ttft_p99"):
+        assert out["figures"][q]["lo"] <= out["figures"][q]["value"] <= out["figures"][q]["hi"]
+
+
+def test_gamma_arrivals_print_their_cv_and_load(capsys):
+    assert main(["latency", *SMALL, "--arrivals", "gamma", "--cv", "4", "--load", "0.5"]) == 0
+    out = capsys.readouterr().out
+    assert "gamma arrivals, gaps with coefficient of variation 4" in out and "offered load 0.5" in out

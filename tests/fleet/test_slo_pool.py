@@ -5,7 +5,7 @@ import pytest
 import mc
 from mc.files import load_scenario as load
 from mc.fleet.pool import slo_card
-from mc.serving import latency
+from mc.serving import latency, slo
 
 QUEUE = dict(model="8b", gpu="h100", batcher="continuous", max_batch=32, answer_mean=64, n=200, warmup=20)
 SEARCH = dict(slo_ttft=0.3, share=0.75, replications=8, rel_tol=0.1)
@@ -13,7 +13,7 @@ SEARCH = dict(slo_ttft=0.3, share=0.75, replications=8, rel_tol=0.1)
 
 def test_an_slo_entry_is_rated_at_its_slo_tok_s():
     card = slo_card({"rated_from": "slo", "price": 2600, **QUEUE, **SEARCH})
-    want = latency.slo_rate(latency.Serving(**QUEUE), **SEARCH)
+    want = slo.slo_rate(latency.Serving(**QUEUE), **SEARCH)
     assert card.name == "8b@h100" and card.price == 2600.0
     assert card.rated == want.tok_s
 

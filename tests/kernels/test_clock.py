@@ -73,3 +73,31 @@ def test_steps_to_reach_is_the_first_boundary_at_or_past_the_gap(a, b):
 def test_steps_to_reach_caps_at_kmax():
     assert int(clock.steps_to_reach(np.float32(1.0), np.float32(0.0), np.float32(100.0), jnp.int32(7))) == 7
     assert int(clock.steps_to_reach(np.float32(1.0), np.float32(0.0), np.float32(-3.0), jnp.int32(7))) == 1
+
+
+def _pairs(x: np.ndarray):
+    hi = x.astype(np.float32)
+    return hi, (x - hi.astype(np.float64)).astype(np.float32)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_count_before_is_a_float64_searchsorted(seed):
+    rng = np.random.default_rng(seed)
+    # times up to a month, many closer together than a float32 ulp, some repeated
+    x = np.sort(np.concatenate([rng.uniform(0, 2.6e6, 300), 1e6 + rng.uniform(0, 1e-3, 50), [5e5] * 4]))
+    xs = tuple(map(jnp.asarray, _pairs(x)))
+    queries = np.concatenate([x[::7], x[::11] + 1e-9, x[::13] - 1e-9, [-1.0, 0.0, 3e6], 1e6 + rng.uniform(0, 1e-3, 20)])
+    f = jax.jit(jax.vmap(lambda h, l: clock.count_before(xs, (h, l))))
+    qh, ql = _pairs(queries)
+    got = np.asarray(f(qh, ql))
+    # times and queries as the clock holds them (hi + lo), counted in float64
+    held = f64(_pairs(x))
+    assert (np.diff(held) >= 0).all()
+    want = np.searchsorted(held, f64((qh, ql)), side="left")
+    np.testing.assert_array_equal(got, want)
+
+
+def test_count_before_of_one_time():
+    xs = (jnp.asarray([2.0], jnp.float32), jnp.asarray([0.0], jnp.float32))
+    for t, want in ((1.0, 0), (2.0, 0), (3.0, 1)):
+        assert int(clock.count_before(xs, (jnp.float32(t), jnp.float32(0.0)))) == want

@@ -13,6 +13,7 @@ import pytest
 from mc import engine
 from mc._validate import ParamError
 from mc.serving import latency as L
+from mc.serving import slo as S
 
 import ref_latency
 
@@ -48,6 +49,9 @@ CASES = {
     "70b-seats": (dict(model="70b", gpu="h100", weight_bytes=1.0, prompt_mean=2048, prompt_max=6000,
                        answer_mean=64, answer_max=2000, max_batch=8), 2.0),
     "one-token-answers": (dict(model="8b", gpu="h200", prompt_mean=700, answer_mean=1, answer_cv=0.0), 20.0),
+    # some one-token answers among longer ones, seats binding: a one-token answer leaves at its prefill
+    "some-one-token-answers": (dict(model="70b", gpu="h100", weight_bytes=1.0, prompt_mean=2048, prompt_max=6000,
+                                    answer_mean=2, answer_cv=1.5, answer_max=50, max_batch=8), 4.0),
     "fixed": (dict(model="llama-3-8b", gpu="b200", prompt_mean=300, prompt_cv=0.0, answer_mean=20,
                    answer_cv=0.0, max_batch=4, max_wait=0.02), 30.0),
 }
@@ -204,7 +208,7 @@ def test_mean_wait_pollaczek_khinchine_quick():
 
 def test_slo_rate_brackets_the_answer():
     s = L.Serving("8b", "h100", batcher="continuous", max_batch=32, answer_mean=64, n=300, warmup=50)
-    got = L.slo_rate(s, 0.2, percentile=95, share=0.8, replications=24, rel_tol=0.05)
+    got = S.slo_rate(s, 0.2, percentile=95, share=0.8, replications=24, rel_tol=0.05)
     assert got.result.summary["pass"]["slo"]["rate"] >= 0.8
     # the closest rate tried above the answer fails, and is within the tolerance of it
     above = min((t for t in got.tried if t["rate"] > got.rate), key=lambda t: t["rate"])
@@ -217,7 +221,7 @@ def test_an_slo_no_rate_meets_is_refused_with_the_lowest_rate_tried():
     # a 4,000-token prompt alone takes 2 · 70e9 · 4000 / (989e12 · 0.5) = 1.13 s to prefill
     s = L.Serving("70b", "h200", weight_bytes=1.0, prompt_mean=4000, prompt_cv=0.0, answer_mean=8, answer_cv=0.0, n=50, warmup=5)
     with pytest.raises(ParamError, match=r"slo_ttft=0.5: no rate meets it: p95 TTFT is 1.1\d* s .* lowest rate"):
-        L.slo_rate(s, 0.5, replications=4)
+        S.slo_rate(s, 0.5, replications=4)
 
 
 # -- bad input ----------------------------------------------------------------------------
@@ -262,7 +266,7 @@ def test_bad_rates_are_refused(rate):
 def test_bad_slo_fields_are_refused(kw):
     args = {"slo_ttft": 0.5, **kw}
     with pytest.raises(ParamError):
-        L.slo_rate(L.Serving("8b", "h100", n=10, warmup=0), args.pop("slo_ttft"), replications=2, **args)
+        S.slo_rate(L.Serving("8b", "h100", n=10, warmup=0), args.pop("slo_ttft"), replications=2, **args)
 
 
 def test_constants_are_section_5s():

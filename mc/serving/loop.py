@@ -1,0 +1,203 @@
+"""The queue's event loop (SPEC §7), batched by hand.
+
+The loop takes one *iteration* per admission plus one *run* of decode steps:
+within a run nobody joins or leaves, so its step durations grow by the same
+amount each step and its length is closed-form (``mc.kernels.clock``). A run
+ends at the first departure or, for the continuous batcher with an empty queue
+and a free slot, at the first step boundary at or past the next arrival, where
+that request joins. The clock and arrival times are double-float pairs, so a
+replication of many simulated hours keeps sub-microsecond resolution.
+
+``server`` runs one replication and is batched by ``custom_vmap``: a replication
+that has finished is masked, and nothing outside its own row changes its bits,
+so results do not depend on the chunk or the device count.
+
+Choices beyond SPEC §7: mean batch counts the decode steps that begin at or
+after the first measured arrival; busy time is counted from that arrival on.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache, partial
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from ..kernels import clock
+
+
+class Queue(NamedTuple):
+    """The loop's state for R replications, S slots and N requests."""
+
+    t: clock.Time  # (R, 1) each: the card's clock, s
+    head: jax.Array  # (R, 1) int32: the first request not yet admitted
+    req: jax.Array  # (R, S) int32: the request in each slot (N: none)
+    ctx: jax.Array  # (R, S) int32 tokens: its context
+    left: jax.Array  # (R, S) int32: decode steps it has left (0: the slot is free)
+    fin: jax.Array  # (R, S) int32 tokens: its final context
+    wait: jax.Array  # (R, N) float32 s: arrival to the start of its batch or step
+    ttft: jax.Array  # (R, N) float32 s: arrival to the end of its prefill
+    e2e: jax.Array  # (R, N) float32 s: arrival to its last token
+    busy: clock.Time  # (R, 1) each: s busy since the first measured arrival
+    steps: jax.Array  # (R, 1) int32: decode steps counted
+    active: jax.Array  # (R, 1) int32: active requests summed over those steps
+
+
+CONSTS = ("max_batch", "max_wait", "step_base", "step_kv", "prefill_token", "kv_tokens")
+
+
+def _gather(x, idx):
+    return jnp.take_along_axis(x, idx, axis=1)
+
+
+def _serve_batch(a_hi, a_lo, lin, lout, consts, batcher: str, S: int, warmup: int) -> dict:
+    """The event loop of R replications at once: inputs (R, N), consts (R,) each.
+
+    Returns per request (R, N) float32 ``wait``, ``ttft``, ``e2e`` (seconds after
+    arrival) and per replication ``busy`` (s in [first measured arrival, ∞)),
+    ``steps``/``active`` (decode steps counted and active requests summed over
+    them), ``end`` (the clock at the end, s after the first measured arrival).
+    """
+    R, N = lin.shape
+    mb, mw, base, kvs, pf, kvt = (consts[k][:, None] for k in CONSTS)
+    static = batcher == "static"
+    f32, i32 = jnp.float32, jnp.int32
+    rows = jnp.arange(R, dtype=i32)[:, None]
+    lane = jnp.arange(S, dtype=i32)[None, :]
+    s_t = (a_hi[:, warmup:warmup + 1], a_lo[:, warmup:warmup + 1])  # first measured arrival
+    final = lin + lout
+    zr = jnp.zeros((R, 1), f32)
+    st = Queue(t=(zr, zr), head=jnp.zeros((R, 1), i32), req=jnp.full((R, S), N, i32),
+              ctx=jnp.zeros((R, S), i32), left=jnp.zeros((R, S), i32), fin=jnp.zeros((R, S), i32),
+              wait=jnp.zeros((R, N), f32), ttft=jnp.zeros((R, N), f32), e2e=jnp.zeros((R, N), f32),
+              busy=(zr, zr), steps=jnp.zeros((R, 1), i32), active=jnp.zeros((R, 1), i32))
+
+    def going(st):
+        return (st.head < N) | jnp.any(st.left > 0, axis=1, keepdims=True)
+
+    def at(x, j):  # (R, k) gather of an (R, N) time at indices clipped into range
+        return _gather(x[0], jnp.minimum(j, N - 1)), _gather(x[1], jnp.minimum(j, N - 1))
+
+    a = (a_hi, a_lo)
+    inf = jnp.full((R, 1), jnp.inf, f32)
+
+    def body(st):
+        go = going(st)
+        t, head = st.t, st.head
+        live = st.left > 0
+        n_run = jnp.sum(live, axis=1, keepdims=True, dtype=i32)
+        running = n_run > 0
+        a_head = at(a, head)
+        # -- admission: when, and who ------------------------------------------------
+        if static:
+            full_j = head + mb - 1
+            a_full = at(a, full_j)
+            a_full = (jnp.where(full_j < N, a_full[0], inf), jnp.where(full_j < N, a_full[1], 0.0))
+            trigger = clock.minimum(a_full, clock.add(a_head, mw))
+            admit = ~running
+        else:
+            trigger = a_head
+            admit = jnp.ones_like(running)
+        t0 = clock.where(running, t, clock.maximum(t, trigger))
+        j = head + lane  # (R, S) candidates, first come first served
+        jc = jnp.minimum(j, N - 1)
+        arrived = (j < N) & (clock.sub(at(a, j), t0) <= 0)
+        max_run = jnp.max(jnp.where(live, st.fin, 0), axis=1, keepdims=True)
+        count = n_run + lane + 1
+        need = count * jnp.maximum(max_run, jax.lax.cummax(_gather(final, jc), axis=1))
+        ok = arrived & (count <= S) & (count <= mb) & (need <= kvt) & admit & go
+        take = jnp.cumprod(ok.astype(i32), axis=1) > 0  # every candidate so far fits
+        m = jnp.sum(take, axis=1, keepdims=True, dtype=i32)
+        joiner_lin = _gather(lin, jc)
+        prompt_tokens = jnp.sum(jnp.where(take, joiner_lin, 0), axis=1, keepdims=True, dtype=i32)
+        pf_s = pf * prompt_tokens.astype(f32)
+        t1 = clock.add(t0, pf_s)
+        idx = jnp.where(take, j, N)
+        aj = at(a, j)
+        w_j, f_j = clock.sub(t0, aj), clock.sub(t1, aj)
+        wait = st.wait.at[rows, idx].set(w_j, mode="drop")
+        ttft = st.ttft.at[rows, idx].set(f_j, mode="drop")
+        one = take & (_gather(lout, jc) == 1)
+        e2e = st.e2e.at[rows, jnp.where(one, j, N)].set(f_j, mode="drop")
+        # joiners fill the free slots in order: the i-th free slot gets joiner i
+        free = ~live
+        rank = jnp.cumsum(free.astype(i32), axis=1) - 1
+        joins = free & (rank < m)
+        jr = jnp.minimum(head + rank, N - 1)
+        req = jnp.where(joins, jr, st.req)
+        ctx = jnp.where(joins, _gather(lin, jr), st.ctx)
+        left = jnp.where(joins, _gather(lout, jr) - 1, st.left)
+        fin = jnp.where(joins, _gather(final, jr), st.fin)
+        head2 = head + m
+        since = clock.sub(t0, s_t)
+        busy = clock.add(st.busy, jnp.where(since >= 0, pf_s, jnp.maximum(clock.sub(t1, s_t), 0.0)))
+        # -- one run of decode steps -------------------------------------------------
+        act = left > 0
+        c = jnp.sum(act, axis=1, keepdims=True, dtype=i32)
+        X = jnp.sum(jnp.where(act, ctx, 0), axis=1, keepdims=True, dtype=i32)
+        A = base + kvs * X.astype(f32)
+        B = kvs * c.astype(f32)
+        kmax = jnp.min(jnp.where(act, left, 2**30), axis=1, keepdims=True)
+        if static:
+            k = kmax
+        else:
+            # The next request joins at the first boundary at or past its arrival,
+            # unless it was there at this admission and did not fit (then it waits
+            # for a departure) or every slot is taken.
+            a_next = at(a, head2)
+            fresh = clock.sub(a_next, t0) > 0
+            stop = (head2 < N) & fresh & (c < S)
+            gap = clock.sub(a_next, t1)
+            k = jnp.where(stop, clock.steps_to_reach(A, B, gap, kmax), kmax)
+            # A joiner with a one-token answer leaves at its prefill: the seats it held
+            # may let a waiting request join at the next step boundary.
+            freed = jnp.any(one, axis=1, keepdims=True) & (head2 < N)
+            k = jnp.where(freed, jnp.minimum(k, 1), k)
+        k = jnp.where(c > 0, k, 0)
+        T = clock.run_time(A, B, k)
+        t2 = clock.add(t1, T)
+        ctx = jnp.where(act, ctx + k, ctx)
+        left = jnp.where(act, left - k, left)
+        done = act & (left == 0)
+        e2e = e2e.at[rows, jnp.where(done & go, req, N)].set(clock.sub(t2, at(a, req)), mode="drop")
+        gs = clock.sub(s_t, t1)
+        before = jnp.where(gs > 0, clock.steps_to_reach(A, B, gs, jnp.maximum(k, 1)), 0)
+        counted = jnp.maximum(k - before, 0)
+        since = clock.sub(t1, s_t)
+        busy = clock.add(busy, jnp.where(since >= 0, T, jnp.maximum(clock.sub(t2, s_t), 0.0)))
+        step = dict(t=t2, head=head2, req=req, ctx=ctx, left=left, fin=fin, busy=busy,
+                    steps=st.steps + counted, active=st.active + counted * c)
+        kept = {k: (clock.where if isinstance(x, tuple) else jnp.where)(go, x, getattr(st, k)) for k, x in step.items()}
+        return st._replace(wait=wait, ttft=ttft, e2e=e2e, **kept)
+
+    st = jax.lax.while_loop(lambda s: jnp.any(going(s)), body, st)
+    return {"wait": st.wait, "ttft": st.ttft, "e2e": st.e2e,
+            "busy": (st.busy[0] + st.busy[1])[:, 0], "steps": st.steps[:, 0],
+            "active": st.active[:, 0], "end": clock.sub(st.t, s_t)[:, 0]}
+
+
+@lru_cache(maxsize=None)
+def server(batcher: str, slots: int, warmup: int):
+    """``serve(a_hi, a_lo, lin, lout, consts)`` for one replication, batched by
+    ``_serve_batch`` under ``vmap``."""
+    run = partial(_serve_batch, batcher=batcher, S=slots, warmup=warmup)
+
+    @jax.custom_batching.custom_vmap
+    def serve(a_hi, a_lo, lin, lout, consts):
+        out = run(a_hi[None], a_lo[None], lin[None], lout[None], {k: x[None] for k, x in consts.items()})
+        return {k: x[0] for k, x in out.items()}
+
+    @serve.def_vmap
+    def _rule(axis_size, in_batched, a_hi, a_lo, lin, lout, consts):
+        def full(x, b, tail):
+            return x if b else jnp.broadcast_to(x, (axis_size,) + tail)
+
+        N = lin.shape[-1]
+        b_hi, b_lo, b_in, b_out, b_c = in_batched
+        args = [full(x, b, (N,)) for x, b in zip((a_hi, a_lo, lin, lout), (b_hi, b_lo, b_in, b_out))]
+        cs = {k: full(consts[k], b_c[k], ()) for k in consts}
+        out = run(*args, cs)
+        return out, {k: True for k in out}
+
+    return serve
