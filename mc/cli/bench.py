@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from .. import _validate as v
 from ..studies import bench
-from ..studies.reports import format_bench, format_bench_autoscaler, format_bench_pool
+from .. import files
+from ..studies.reports import format_bench, format_bench_autoscaler, format_bench_latency, format_bench_pool
 from ._common import print_json
 
 
@@ -18,6 +19,13 @@ def run(args) -> int:
                              chunk=chunks[0] if args.chunks_given else None)
         print_json(r) if args.json else print(format_bench_pool(r))
         return 0
+    if args.latency:
+        log = None if args.log is None else files.read_request_log(args.log)
+        r = bench.latency(log, chunk=chunks[0] if args.chunks_given else None)
+        print_json(r) if args.json else print(format_bench_latency(r))
+        return 0
+    if args.log is not None:
+        v.fail("log", args.log, "is the request log --latency times: give --latency too")
     if args.autoscaler:
         r = bench.autoscaler(chunk=chunks[0], seconds=seconds, devices=args.devices)
         print_json(r) if args.json else print(format_bench_autoscaler(r))
@@ -52,5 +60,10 @@ def register(sub) -> None:
     p.add_argument("--pool", type=_sizes, default=None, metavar="CARDS,...",
                    help="time the standard month against pool size (flagship cards, demand scaled with the "
                    "pool), e.g. --pool 8,32,128,512,4096; the chunk is the automatic one unless --chunks is given")
+    p.add_argument("--latency", action="store_true",
+                   help="time one card's queue under Poisson, gamma (cv 4), a log's bootstrap (100 replications "
+                   "of 1,000 requests each) and one replay of the whole log, in one run")
+    p.add_argument("--log", metavar="FILE", default=None,
+                   help="--latency: the request log (default: a synthetic 20,000-request bursty log)")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     p.set_defaults(func=run)

@@ -11,6 +11,10 @@ compares the two under the same load.
 replacement, lemons in the pool) against the same scenario as one §1 decision,
 both streamed by the engine in one run, and optionally a per-month reference
 (the plain NumPy one the tests hold it to) on the same months' draws.
+
+``latency`` times one card's queue (SPEC §7.1) under each arrival process at one
+size, in one run: Poisson, gamma, a log's moving-block bootstrap and the replay
+of the whole log, all with the log's lengths, so only the arrivals differ.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from .. import _validate as v
 from .. import engine
 from ..fleet import autoscaler as autoscaler_month
 from ..fleet import model, presets
+from ..serving import RequestLog
+from ..serving import latency as serving_latency
 from . import numpy_month
 
 STANDARD = "golden-idler-steady"
@@ -177,4 +183,48 @@ def autoscaler(chunk: int = 1024, seconds: float = 3.0, scenario: str = AUTOSCAL
     if reference is not None:
         out["reference"] = time_reference(reference, sc, reference_months)
         out["autoscaler_over_reference"] = out["autoscaler"]["months_per_s"] / out["reference"]["months_per_s"]
+    return out
+
+
+def synthetic_log(rows: int = 20_000, rate: float = 5.0, seed: int = 0) -> RequestLog:
+    """A bursty request log for timing: gamma gaps (cv 3) at ``rate`` requests/s,
+    lognormal prompts (mean 1,000 tokens) and answers (mean 250), cv 1 each."""
+    rng = np.random.default_rng(seed)
+    shape = 1 / 9
+    time = np.cumsum(rng.gamma(shape, 1 / (shape * rate), rows))
+    s2 = np.log(2.0)
+    prompt = np.ceil(rng.lognormal(np.log(1000) - s2 / 2, np.sqrt(s2), rows)).clip(1, 8000)
+    answer = np.ceil(rng.lognormal(np.log(250) - s2 / 2, np.sqrt(s2), rows)).clip(1, 4000)
+    return RequestLog.of(time, prompt, answer, source=f"synthetic ({rows:,} requests, gamma cv 3)")
+
+
+def latency(log: RequestLog | None = None, replications: int = 100, requests: int = 1000, warmup: int = 200,
+            batcher: str = "continuous", max_batch: int = 64, chunk: int | None = None) -> dict:
+    """Seconds for ``replications`` of ``requests`` (after ``warmup``) under Poisson,
+    gamma (cv 4) and the log's bootstrap, each at the log's own rate with its
+    lengths, and for one replay of the whole log; each run twice in this one
+    process (cold: with compilation; warm: the run alone)."""
+    log = synthetic_log() if log is None else v.instance("log", log, RequestLog, "a RequestLog")
+    kw = dict(batcher=batcher, max_batch=max_batch, log=log)
+    size = dict(n=requests, warmup=warmup)
+    runs = [("poisson", dict(arrivals="poisson", **size), replications),
+            ("gamma cv 4", dict(arrivals="gamma", cv=4.0, **size), replications),
+            ("bootstrap", dict(arrivals="log", block=min(600.0, log.span / 2), **size), replications),
+            ("replay", dict(arrivals="log", replay=True), None)]
+    devs = engine.device_list(None)
+    out = {"log": log.describe(), "batcher": batcher, "max_batch": max_batch, "backend": jax.default_backend(),
+           "device": devs[0].device_kind, "jax": jax.__version__, "runs": []}
+    for label, fields, reps in runs:
+        s = serving_latency.Serving("8b", "h100", **kw, **fields)
+        row = {"arrivals": label, "requests": s.n + s.warmup}
+        for phase in ("cold", "warm"):
+            t0 = time.perf_counter()
+            r = serving_latency.simulate(s, log.rate, reps, chunk=chunk)
+            row[f"{phase}_s"] = time.perf_counter() - t0
+        row["replications"] = r.replications
+        row["requests_per_s"] = r.replications * row["requests"] / row["warm_s"]
+        out["runs"].append(row)
+    by = {r["arrivals"]: r for r in out["runs"]}
+    out["bootstrap_over_poisson"] = by["bootstrap"]["warm_s"] / by["poisson"]["warm_s"]
+    out["gamma_over_poisson"] = by["gamma cv 4"]["warm_s"] / by["poisson"]["warm_s"]
     return out

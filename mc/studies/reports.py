@@ -330,6 +330,20 @@ def format_bench_autoscaler(r: dict) -> str:
     return "\n".join(lines)
 
 
+def format_bench_latency(r: dict) -> str:
+    lg = r["log"]
+    lines = [f"one card's queue (8b on h100, {r['batcher']} batcher, max batch {r['max_batch']}) on {r['backend']} "
+             f"({r['device']}), jax {r['jax']}",
+             f"log {lg['source']}: {lg['rows']:,} requests over {lg['span_s']:,.0f} s, {lg['rate']:.4g} req/s; "
+             "every run at that rate with the log's lengths", ""]
+    for e in r["runs"]:
+        lines.append(f"{e['arrivals']:<11} {e['replications']:>4} x {e['requests']:>6,} requests   "
+                     f"warm {e['warm_s']:7.2f} s   cold {e['cold_s']:7.2f} s   {e['requests_per_s']:>10,.0f} requests/s")
+    lines += ["", f"bootstrap / poisson: {r['bootstrap_over_poisson']:.2f}x    "
+              f"gamma / poisson: {r['gamma_over_poisson']:.2f}x (warm, this run)"]
+    return "\n".join(lines)
+
+
 def format_card(c: Card, price_per_hour: float | None) -> str:
     g = catalogue.gpu(c.gpu)
     seats = "unlimited (no KV cache at context 0)" if c.seats is None else f"{c.seats:,}"

@@ -84,3 +84,17 @@ def test_reference_timing_feeds_each_month_its_own_draws():
     assert not np.array_equal(seen[0].noise, seen[1].noise)
     with pytest.raises(mc.ParamError, match="must be a preset with an \\[autoscaler\\] section"):
         bench.autoscaler(scenario="golden-idler")
+
+
+def test_latency_bench_times_every_arrival_process_in_one_run():
+    from mc.studies import bench
+    from mc.studies.reports import format_bench_latency
+
+    log = bench.synthetic_log(rows=400, rate=5.0)
+    r = bench.latency(log, replications=2, requests=40, warmup=0, max_batch=8)
+    assert [e["arrivals"] for e in r["runs"]] == ["poisson", "gamma cv 4", "bootstrap", "replay"]
+    assert r["runs"][-1]["requests"] == 400 and r["runs"][-1]["replications"] == 1
+    assert all(e["warm_s"] > 0 and e["cold_s"] > 0 for e in r["runs"])
+    assert r["bootstrap_over_poisson"] == pytest.approx(r["runs"][2]["warm_s"] / r["runs"][0]["warm_s"])
+    text = format_bench_latency(r)
+    assert "bootstrap / poisson" in text and r["backend"] in text and "400 requests" in text
