@@ -122,8 +122,9 @@ class Procurement:
         put("sigma", v.number("sigma", self.sigma, lo=0.0, hi=3.0))
         if not isinstance(self.demand, Demand):
             v.fail("demand", self.demand, "must be a Demand")
-        if self.demand.shape == "bursty":
-            v.fail("demand.shape", "bursty", "must be flat, diurnal, weekly or trace (a fixed shape)")
+        if self.demand.shape in ("bursty", "log"):
+            v.fail("demand.shape", self.demand.shape, "must be flat, diurnal, weekly or trace (a fixed shape; a "
+                   "request log's hourly profile can be given as a trace)")
         put("owned", tuple(n or 0 for n in _per_chip("owned", self.owned, _cards)))
         put("rent_cap", tuple(n or 0 for n in _per_chip("rent_cap", self.rent_cap, _cards)))
         put("api", v.flag("api", self.api))

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from .. import _validate as v
-from .. import serving
-from ..serving import catalogue
+from .. import engine, serving
+from ..serving import catalogue, latency, slo
 from ..studies.reports import format_card
 from ..studies import figures, manifest
 from ._common import print_json
@@ -14,17 +14,49 @@ INPUTS = ("model", "gpu", "weight_bytes_per_param", "kv_bytes_per_element", "bat
           "mem_util", "prefill_util", "price_hour")
 
 
+# The queue the SLO-rated figure assumes: the card's own requests (fixed prompt and
+# answer = context - prompt), Poisson arrivals, a continuous batcher of the card's batch.
+SLO_QUEUE = dict(batcher="continuous", prompt_cv=0.0, answer_cv=0.0, n=300, warmup=50)
+SLO_SEARCH = dict(percentile=95.0, share=0.9, replications=24, rel_tol=0.05)
+
+
+def slo_rated(c, slo_ttft: float) -> dict:
+    """The card's SLO-rated figure: the highest Poisson rate at which p95 TTFT is at
+    most ``slo_ttft`` in 90% of replications, under a continuous batcher of the
+    card's batch serving its own requests; ``{"met": False, "reason"}`` when no rate
+    meets it."""
+    s = latency.Serving(c.model, c.gpu, max_batch=c.batch, prompt_mean=max(c.prompt, 1),
+                        answer_mean=max(c.context - c.prompt, 1), prompt_max=max(c.prompt, 1),
+                        answer_max=max(c.context - c.prompt, 1), weight_bytes=c.weight_bytes_per_param,
+                        kv_bytes=c.kv_bytes_per_element, mem_util=c.mem_util, prefill_util=c.prefill_util,
+                        **SLO_QUEUE)
+    out = {"slo_ttft": slo_ttft, **{k: SLO_SEARCH[k] for k in ("percentile", "share", "replications")},
+           "queue": {"arrivals": "poisson", "batcher": "continuous", "max_batch": c.batch,
+                     "prompt": s.longest("prompt"), "answer": s.longest("answer")}}
+    try:
+        got = slo.slo_rate(s, slo_ttft, **SLO_SEARCH)
+    except v.ParamError as err:  # an SLO no rate meets is an answer here, not an input error
+        return {**out, "met": False, "reason": str(err).split(": ", 1)[-1]}
+    return {**out, "met": True, "rate": engine.figure(got.rate, units="req/s"),
+            "tok_s": engine.figure(got.tok_s, units="tok/s"), "load": engine.figure(got.load, units="")}
+
+
 def run(args) -> int:
     if args.price_hour is not None:  # with the card's own fields, before anything is printed
         v.positive("price-hour", args.price_hour)
+    if not args.no_slo:
+        slo.check_slo(args.slo_ttft)
     c = serving.card(args.model, args.gpu, weight_bytes_per_param=args.weight_bytes,
                      kv_bytes_per_element=args.kv_bytes, batch=args.batch, context=args.context,
                      prompt=args.prompt, mem_util=args.mem_util, prefill_util=args.prefill_util)
     if c.seats is not None and c.batch_requested > c.seats:  # refused, as a pool entry refuses it
         v.fail("batch", c.batch_requested, f"does not fit: {c.gpu} seats {c.seats} requests of "
                f"{c.context:,} tokens of context for {c.model}; use batch <= {c.seats} or a shorter context")
+    rated = None if args.no_slo else slo_rated(c, args.slo_ttft)
     if args.json:
         out = c.as_dict()
+        if rated is not None:
+            out["slo_rated"] = rated
         if args.price_hour is not None:
             out["tokens_per_dollar"] = c.tokens_per_dollar(args.price_hour)
             out["price_hour"] = args.price_hour
@@ -33,7 +65,20 @@ def run(args) -> int:
         print_json(out)
     else:
         print(format_card(c, args.price_hour))
+        if rated is not None:
+            print(_slo_line(c, rated))
     return 0
+
+
+def _slo_line(c, r: dict) -> str:
+    q = r["queue"]
+    assumed = (f"p{r['percentile']:g} TTFT <= {r['slo_ttft']:g} s in {r['share']:.0%} of replications; Poisson "
+               f"arrivals, continuous batcher of {q['max_batch']}, {q['prompt']:,}-token prompts, {q['answer']:,}-token "
+               "answers")
+    if not r["met"]:
+        return f"SLO-rated         none: {r['reason']} ({assumed})"
+    return (f"SLO-rated        {r['tok_s']['value']:,.1f} tok/s at {r['rate']['value']:.4g} req/s ({assumed}); "
+            f"the aggregate above is every seat busy with no queue")
 
 
 def register(sub) -> None:
@@ -56,5 +101,9 @@ def register(sub) -> None:
     p.add_argument("--prefill-util", type=float, default=serving.PREFILL_UTIL,
                    help=f"fraction of peak FLOP/s prefill reaches (default {serving.PREFILL_UTIL:g})")
     p.add_argument("--price-hour", type=float, default=None, help="$ per card-hour, to add tokens per dollar")
+    p.add_argument("--slo-ttft", type=float, default=0.5, metavar="S",
+                   help="also rate the card at a latency SLO: the highest Poisson rate whose p95 time to first "
+                   "token is at most S seconds, under a continuous batcher of --batch (default 0.5)")
+    p.add_argument("--no-slo", action="store_true", help="skip the SLO rating (the arithmetic alone, instant)")
     p.add_argument("--json", action="store_true", help="print a JSON object")
     p.set_defaults(func=run)

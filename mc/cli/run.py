@@ -20,6 +20,7 @@ from ..fleet import simulate
 from ..studies import figures, manifest
 from ..studies.reports import format_summary
 from ._common import add_sampling, print_json, progress_of
+from .show import demand_line, load_scenario, log_demand
 
 _HOST_PORT = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.-]*):(\d{1,5})$")
 
@@ -52,7 +53,7 @@ def init_distributed(args) -> None:
 
 
 def run(args) -> int:
-    scenario = files.scenario(args.scenario)
+    scenario = load_scenario(args.scenario, "run")
     if args.out is not None:
         files.check_output(args.out)  # before the simulation, not after it
     init_distributed(args)
@@ -74,12 +75,17 @@ def run(args) -> int:
         rows.insert(0, "month", range(len(rows)))  # month i of the seed: fold_in(key(seed), i)
         manifest.write_sealed(manifest.beside(args.out), made, {args.out: (rows, manifest.to_json(made))})
     if args.json:
+        log = log_demand(scenario.demand)
         print_json({"scenario": args.scenario, "seed": args.seed, **result.summary,
+                    **({"demand_log": log} if log is not None else {}),
                     "figures": figures.of_summary(result.summary, figures.FLEET_UNITS),
                     "provenance": manifest.provenance(scenario=scenario.to_dict(), seed=args.seed, n=result.n,
                                                       wall_s=wall)})
     else:
         print(format_summary(args.scenario, result))
+        line = demand_line(scenario.demand)
+        if line is not None:
+            print(f"\n{line}")
         if args.out and result.samples is not None and not partial:
             print(f"\nsamples written to {args.out} (manifest in {manifest.beside(args.out)})")
     sys.stdout.flush()

@@ -19,6 +19,7 @@ from ..buy import presets as buy_presets
 from ..fleet import Scenario
 from ..fleet import presets as fleet_presets
 from .paths import input_file
+from .requestlog import read_request_log
 
 
 def read_toml(path: str | Path) -> dict:
@@ -134,13 +135,38 @@ def read_trace_csv(path: str | Path) -> np.ndarray:
     return col.to_numpy()
 
 
+def _log_demand(demand: dict, base: Scenario | None, folder: str | Path) -> dict:
+    """A ``[demand]`` table with ``log = "FILE"`` (relative to ``folder``; read
+    with ``read_request_log``, ``columns`` passed on) as ``Demand`` takes it: the
+    log read, ``shape = "log"`` required (given or the base's)."""
+    demand = dict(demand)
+    log = demand.get("log")
+    if "columns" in demand and not isinstance(log, str):
+        v.fail("demand.columns", demand["columns"], "is read with demand.log = \"FILE\": give both")
+    if not isinstance(log, str):
+        return demand  # a RequestLog (or a wrong value, which Demand names)
+    if not log:
+        v.fail("demand.log", log, "must be the path of a request-log file")
+    shape = demand.get("shape", base.demand.shape if base is not None else "flat")
+    if shape != "log":
+        v.fail("demand.log", log, f"is only used with shape = 'log', not {shape!r}")
+    columns = demand.get("columns")
+    if columns is not None and not isinstance(columns, str):
+        v.fail("demand.columns", columns, "must name the time, prompt and answer columns, e.g. 'time,prompt,answer'")
+    demand["log"] = read_request_log(Path(folder) / log, columns=columns)
+    return demand
+
+
 def scenario_from_data(data: dict, folder: str | Path = ".") -> Scenario:
     """A scenario from plain data (a TOML document or a sweep's ``[scenario]``
     table). ``preset = "name"`` starts from a fleet preset; ``demand.trace_csv =
-    "file.csv"`` reads a trace (``read_trace_csv``) relative to ``folder``."""
+    "file.csv"`` reads a trace (``read_trace_csv``) and ``demand.log = "FILE"`` a
+    request log (``_log_demand``), both relative to ``folder``."""
     data = dict(data)
     base = fleet_presets.get(data.pop("preset")) if "preset" in data else None
     demand = data.get("demand")
+    if isinstance(demand, dict) and ("log" in demand or "columns" in demand):
+        demand = data["demand"] = _log_demand(demand, base, folder)
     if isinstance(demand, dict) and "trace_csv" in demand:
         demand = dict(demand)
         if not isinstance(demand["trace_csv"], str):

@@ -1,4 +1,4 @@
-"""Hourly demand profiles (SPEC §1.7)."""
+"""Hourly demand profiles (SPEC §1.7), from a formula, a trace or a request log."""
 
 from __future__ import annotations
 
@@ -12,11 +12,15 @@ import numpy as np
 
 from .. import _validate as v
 from ..kernels import per_hour
+from ..serving.traffic import RequestLog
 from ..units import HOURS
-from .._pytree import pytree_dataclass
+from .._pytree import fields_dict, pytree_dataclass
 from ..kernels import poisson_capped
+from . import logdemand
 
-SHAPES = ("flat", "diurnal", "weekly", "bursty", "trace")
+SHAPES = ("flat", "diurnal", "weekly", "bursty", "trace", "log")
+LEVEL = 60000.0  # tok/s: the level of every shape but a log's when none is given
+LOG_FIELDS = ("log", "columns", "scale", "log_sha256")  # used with shape "log" only
 
 
 class _Shown:
@@ -59,7 +63,7 @@ def check_trace(values) -> np.ndarray:
     return arr.astype(np.float32)
 
 
-@pytree_dataclass(static=("shape", "max_bursts"))
+@pytree_dataclass(static=("shape", "max_bursts", "log", "columns", "log_sha256"))
 class Demand:
     """Hourly demand ``D_h`` in tok/s.
 
@@ -70,10 +74,21 @@ class Demand:
       ``max_bursts``), each ``burst_height`` tok/s for ``burst_hours`` from a
       uniform start, drawn per fleet-month.
     - ``trace``: ``trace``, 730 hourly values.
+    - ``log``: the answer tokens of ``log`` (a ``RequestLog``) arriving in each
+      hour / 3600, tiled over the month by hour of the week or day, or its mean
+      (``logdemand`` says how, alignment and edge hours included); times
+      ``scale``, or scaled to mean ``level`` (at most one of them). Computed once
+      on the host and held in ``trace``, so the month sees 730 values as for a
+      trace. ``columns``: how the log's file was read (``"time,prompt,answer"``,
+      kept for its plain data); ``log_sha256``: the log's content hash as plain
+      data records it (given, the log must match it).
+
+    ``level`` None (the default) is 60,000 tok/s for every shape but ``log``,
+    whose level is then its own mean.
     """
 
     shape: str = "flat"
-    level: float = 60000.0
+    level: float | None = None
     amplitude: float = 0.3
     peak_hour: float = 14.0
     weekend_factor: float = 0.6
@@ -82,10 +97,16 @@ class Demand:
     burst_hours: float = 6.0
     max_bursts: int = 16
     trace: np.ndarray | None = None
+    log: RequestLog | None = None
+    columns: str | None = None
+    scale: float | None = None
+    log_sha256: str | None = None
 
     def __post_init__(self):
         v.choice("demand.shape", self.shape, SHAPES)
-        object.__setattr__(self, "level", v.nonneg("demand.level", self.level))
+        is_log = self.shape == "log"
+        level = LEVEL if self.level is None and not is_log else self.level
+        object.__setattr__(self, "level", None if level is None else v.nonneg("demand.level", level))
         object.__setattr__(self, "amplitude", v.number("demand.amplitude", self.amplitude, lo=0.0, hi=1.0))
         object.__setattr__(self, "peak_hour", v.number("demand.peak_hour", self.peak_hour, lo=0.0, hi=24.0))
         object.__setattr__(self, "weekend_factor", v.nonneg("demand.weekend_factor", self.weekend_factor))
@@ -93,15 +114,68 @@ class Demand:
         object.__setattr__(self, "burst_height", v.nonneg("demand.burst_height", self.burst_height))
         object.__setattr__(self, "burst_hours", v.positive("demand.burst_hours", self.burst_hours))
         object.__setattr__(self, "max_bursts", v.count("demand.max_bursts", self.max_bursts, lo=1, hi=1024))
+        self._check_log_fields()
         if self.shape == "trace":
             if self.trace is None:
                 v.fail("demand.trace", None, "must be given (730 hourly values) when shape is 'trace'")
             object.__setattr__(self, "trace", check_trace(self.trace))
+        elif is_log:
+            given = self.trace
+            object.__setattr__(self, "trace", self._log_profile())
+            if given is not None and not np.array_equal(np.asarray(given, np.float32), self.trace):
+                v.fail("demand.trace", "<values>", "is the log's profile with shape 'log', not given: give the "
+                       "log (and scale or level) and leave trace out")
         elif self.trace is not None:
             v.fail("demand.trace", "<values>", f"is only used with shape 'trace', not {self.shape!r}")
 
+    def _check_log_fields(self) -> None:
+        if self.log is not None and not isinstance(self.log, RequestLog):
+            v.fail("demand.log", _Shown(self.log), "must be a RequestLog (mc.files.read_request_log reads one; "
+                   "a scenario file names it as log = \"FILE\")")
+        for name in ("columns", "log_sha256"):
+            if getattr(self, name) is not None and not isinstance(getattr(self, name), str):
+                v.fail(f"demand.{name}", _Shown(getattr(self, name)), "must be a str")
+        if self.scale is not None:
+            object.__setattr__(self, "scale", v.nonneg("demand.scale", self.scale))
+        if self.shape != "log":
+            for name in LOG_FIELDS:
+                if getattr(self, name) is not None:
+                    shown = "<log>" if name == "log" else _Shown(getattr(self, name))
+                    v.fail(f"demand.{name}", shown, f"is only used with shape 'log', not {self.shape!r}")
+            return
+        if self.log is None:
+            v.fail("demand.log", None, "must be given (a RequestLog) when shape is 'log'")
+        if self.scale is not None and self.level is not None:
+            v.fail("demand.scale", self.scale, f"cannot be given with demand.level={self.level:g}: scale multiplies "
+                   "the log's profile, level sets its mean; give one")
+        if self.log_sha256 is not None and self.log_sha256 != self.log.sha256:
+            v.fail("demand.log_sha256", self.log_sha256, f"does not match the log read from {self.log.source} "
+                   f"(sha256 {self.log.sha256}): the log has changed")
+
+    def _log_profile(self) -> np.ndarray:
+        """(730,) float32 tok/s: the log's profile, scaled; values float32 cannot
+        hold are refused naming the field that made them."""
+        base, _ = logdemand.hourly_profile(self.log)
+        field, factor = "demand.log", 1.0
+        if self.scale is not None:
+            field, factor = "demand.scale", self.scale
+        elif self.level is not None:
+            field, factor = "demand.level", self.level / float(base.mean())
+        out = base * factor
+        bad = np.flatnonzero((out > v.FLOAT32_MAX) | (out > 0) & (out < v.FLOAT32_TINY))
+        if bad.size:
+            given = self.log.source if field == "demand.log" else getattr(self, field.split(".")[1])
+            v.fail(field, given, f"makes hour {bad[0]}'s demand {out[bad[0]]:.4g} tok/s, which float32 does not "
+                   f"hold (0, or magnitude {v.FLOAT32_TINY:.4g} to {v.FLOAT32_MAX:.4g})")
+        return out.astype(np.float32)
+
     def peak(self) -> tuple[float, str]:
         """An upper bound on ``D_h`` (tok/s, float64) and the fields it comes from."""
+        if self.shape in ("trace", "log"):
+            by = {"trace": "demand.trace", "log": "demand.log" + (" and demand.scale" if self.scale is not None else
+                                                                  " and demand.level" if self.level is not None
+                                                                  else "")}
+            return float(np.max(self.trace)), by[self.shape]
         top = self.level * (1.0 + self.amplitude)
         if self.shape == "flat":
             return self.level, "demand.level"
@@ -109,23 +183,57 @@ class Demand:
             return top, "demand.level and demand.amplitude"
         if self.shape == "weekly":
             return top * max(1.0, self.weekend_factor), "demand.level, amplitude and weekend_factor"
-        if self.shape == "bursty":  # every burst on one hour at worst
-            return self.level + self.max_bursts * self.burst_height, "demand.level, max_bursts and burst_height"
-        return float(np.max(self.trace)), "demand.trace"
+        # bursty: every burst on one hour at worst
+        return self.level + self.max_bursts * self.burst_height, "demand.level, max_bursts and burst_height"
+
+    def minute_peak(self) -> dict | None:
+        """For a log: its busiest minute's peak-to-mean within each hour,
+        ``{"median", "max", "hours", "window_s"}`` (``logdemand.minute_peak``);
+        None for other shapes."""
+        if self.shape != "log":
+            return None
+        cached = self.__dict__.get("_minute_peak")
+        if cached is None:
+            cached = logdemand.minute_peak(self.log)
+            object.__setattr__(self, "_minute_peak", cached)
+        return dict(cached)
+
+    def to_data(self) -> dict:
+        """Plain data (a TOML table): the fields, ``None`` left out; a log as its
+        path (``log = "FILE"``) with its ``log_sha256``, never its 730 values."""
+        out = fields_dict(self)
+        if self.shape == "log":
+            out.pop("trace", None)
+            out["log"], out["log_sha256"] = self.log.source, self.log.sha256
+        return out
 
     @classmethod
     def from_fields(cls, fields: dict, given: dict) -> "Demand":
-        """From merged plain fields; a base's trace is dropped when the shape given
-        is not ``trace`` (a trace given with another shape is an error)."""
+        """From merged plain fields (a base's, then those given). A base's trace
+        is dropped when the shape given is not ``trace``, and its log fields when
+        the shape is not ``log`` (a trace or a log given with another shape is an
+        error). A log given anew starts from its own mean: the base's ``level``,
+        ``scale``, ``columns`` and ``log_sha256`` go unless given with it; and
+        ``scale`` or ``level`` given alone replaces the other."""
         for name, table in (("fields", fields), ("given", given)):
             v.instance(name, table, Mapping, "a dict of demand fields")
         known = [f.name for f in dataclasses.fields(cls)]
         for key in fields:
             if key not in known:
                 v.fail(f"demand.{key}", fields[key], "is not a field of demand; known: " + ", ".join(known))
-        if not (isinstance(fields.get("shape"), str) and fields["shape"] == "trace") and "trace" not in given:
-            fields = {k: x for k, x in fields.items() if k != "trace"}
-        return cls(**fields)
+        shape = fields["shape"] if isinstance(fields.get("shape"), str) else None
+        drop = set()
+        if shape != "trace" and "trace" not in given:
+            drop.add("trace")
+        if shape != "log":
+            drop |= {k for k in LOG_FIELDS if k not in given}
+        else:
+            if "log" in given:
+                drop |= {k for k in ("level", "scale", "columns", "log_sha256") if k not in given}
+            for one, other in (("scale", "level"), ("level", "scale")):
+                if one in given and other not in given:
+                    drop.add(other)
+        return cls(**{k: x for k, x in fields.items() if k not in drop})
 
 
 class BurstDraws(NamedTuple):

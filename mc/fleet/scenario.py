@@ -72,7 +72,16 @@ class Scenario:
 
     # -- dict form -------------------------------------------------------
     def to_dict(self) -> dict:
-        """Plain-data form (the TOML layout); ``from_dict`` inverts it."""
+        """Plain-data form (the TOML layout); ``from_dict`` inverts it. A log
+        demand is its path and sha256 (``Demand.to_data``): the files layer
+        (``mc.files.scenario_from_data``) reads it back."""
+        out = self._fields()
+        out["demand"] = self.demand.to_data()
+        return out
+
+    def _fields(self) -> dict[str, Any]:
+        """The sections' fields as given (a log as its ``RequestLog``): the base
+        ``from_dict`` merges onto."""
         out: dict[str, Any] = {"pool": pool_to_data(self.pool), "runset": self.runset}
         out.update({name: fields_dict(getattr(self, name)) for name in SECTIONS})
         out.update({name: fields_dict(getattr(self, name)) for name in OPTIONAL if getattr(self, name) is not None})
@@ -89,7 +98,7 @@ class Scenario:
         v.instance("data", data, Mapping, "a dict of scenario fields (the TOML layout)")
         v.instance("base", base, (Scenario, type(None)), "a Scenario or None")
         data = dict(data)
-        merged = base.to_dict() if base is not None else {}
+        merged = base._fields() if base is not None else {}
         for key in data:
             if key not in ("pool", "runset") and key not in SECTIONS and key not in OPTIONAL:
                 v.fail(key, data[key], "is not a scenario field; known: pool, runset, "

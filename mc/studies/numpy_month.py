@@ -72,7 +72,7 @@ def _profile(d, sc: Scenario, batch: int) -> np.ndarray:
         base = (p.level * (1 + p.amplitude * np.cos(2 * np.pi * (h - p.peak_hour) / 24))).astype(np.float32)
         if p.shape == "weekly":
             base = base * np.where((np.arange(HOURS) // 24) % 7 >= 5, np.float32(p.weekend_factor), 1)
-    elif p.shape == "trace":
+    elif p.shape in ("trace", "log"):  # a log's profile is held as its trace
         base = np.asarray(p.trace, np.float32)
     else:
         n = np.sum(d.u_count[:, None] >= _poisson_cdf(p.burst_rate, p.max_bursts)[None, :], axis=1)

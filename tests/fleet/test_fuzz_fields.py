@@ -20,7 +20,10 @@ from mc.fleet.scenario import OPTIONAL, SECTIONS
 
 pytestmark = pytest.mark.slow
 
-FIELDS = {name: [f.name for f in dataclasses.fields(cls) if f.init and f.name != "trace"]
+# A demand's trace and log fields hold data read from files (a trace, a request log), not numbers to fuzz;
+# scale applies only to a log.
+FIELDS = {name: [f.name for f in dataclasses.fields(cls)
+                 if f.init and f.name not in ("trace", "log", "columns", "log_sha256", "scale")]
           for name, cls in SECTIONS.items()}
 # The optional sections (SPEC §6's autoscaler) are fuzzed for one-line refusals;
 # each period is a month shape of its own, so they are not in the running test.
