@@ -18,14 +18,13 @@ _SHOWN = (("ttft_p50", "TTFT p50"), ("ttft_p95", "TTFT p95"), ("ttft_p99", "TTFT
 
 
 def _config(args, log) -> lat.Serving:
-    arrivals = args.arrivals or ("log" if log is not None else "poisson")
     return lat.Serving(args.model, args.gpu, batcher=args.batcher, max_batch=args.max_batch,
                        max_wait=args.max_wait, prompt_mean=args.prompt_mean, prompt_cv=args.prompt_cv,
                        prompt_max=args.prompt_max, answer_mean=args.answer_mean, answer_cv=args.answer_cv,
                        answer_max=args.answer_max, n=args.requests, warmup=args.warmup,
                        prefill_util=args.prefill_util, weight_bytes=args.weight_bytes, kv_bytes=args.kv_bytes,
-                       arrivals=arrivals, cv=args.cv, lengths=args.lengths, log=log,
-                       block=queue.BLOCK if args.block is None else args.block, replay=args.replay)
+                       arrivals=args.arrivals, cv=args.cv, lengths=args.lengths, log=log,
+                       block=args.block, replay=args.replay)
 
 
 def _check(args) -> tuple[lat.Serving, float, float | None]:
@@ -203,7 +202,7 @@ def register(sub) -> None:
                    help="replay the whole log once from its first arrival, every request measured (exact for "
                    "that log; one path, no replications)")
     t.add_argument("--block", type=float, default=None, metavar="S",
-                   help=f"bootstrap block, s of log time (default {queue.BLOCK:g})")
+                   help=f"bootstrap block, s of log time (default {queue.BLOCK:g}, or the log's span when shorter)")
     t.add_argument("--lengths", choices=lat.LENGTHS, default=None,
                    help="lognormal (the --prompt-*/--answer-* flags) or log (rows drawn from --log with Poisson "
                    "or gamma arrivals). Default: log when --log is given")

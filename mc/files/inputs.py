@@ -157,16 +157,35 @@ def _log_demand(demand: dict, base: Scenario | None, folder: str | Path) -> dict
     return demand
 
 
+def _log_entry(entry: dict, folder: str | Path) -> dict:
+    """A pool entry rated from its SLO on a request log: ``log = "FILE"`` (relative
+    to ``folder``; ``columns`` optional) read into the log the queue takes."""
+    if "log" not in entry and "columns" not in entry:
+        return entry
+    entry = dict(entry)
+    where = f"pool.{entry.get('name', 'entry')}"
+    log, columns = entry.get("log"), entry.pop("columns", None)
+    if not isinstance(log, str):
+        v.fail(f"{where}.log", log, "must be the path of a request log (CSV, JSONL or Parquet)")
+    if entry.get("rated_from") != "slo":
+        v.fail(f"{where}.log", log, "is read by a card rated from its SLO (rated_from = \"slo\")")
+    entry["log"] = read_request_log(Path(folder) / log, columns=columns)
+    return entry
+
+
 def scenario_from_data(data: dict, folder: str | Path = ".") -> Scenario:
     """A scenario from plain data (a TOML document or a sweep's ``[scenario]``
     table). ``preset = "name"`` starts from a fleet preset; ``demand.trace_csv =
     "file.csv"`` reads a trace (``read_trace_csv``) and ``demand.log = "FILE"`` a
-    request log (``_log_demand``), both relative to ``folder``."""
+    request log (``_log_demand``), as does an SLO-rated pool entry's ``log``, all
+    relative to ``folder``."""
     data = dict(data)
     base = fleet_presets.get(data.pop("preset")) if "preset" in data else None
     demand = data.get("demand")
     if isinstance(demand, dict) and ("log" in demand or "columns" in demand):
         demand = data["demand"] = _log_demand(demand, base, folder)
+    if isinstance(data.get("pool"), list):
+        data["pool"] = [_log_entry(e, folder) if isinstance(e, dict) else e for e in data["pool"]]
     if isinstance(demand, dict) and "trace_csv" in demand:
         demand = dict(demand)
         if not isinstance(demand["trace_csv"], str):

@@ -95,7 +95,7 @@ def hardware_card(entry: Mapping[str, Any]) -> CardClass:
 
 
 # A pool entry rated by its SLO (SPEC §7): what the search takes besides the card's queue.
-SLO_SEARCH = {"slo_ttft": None, "percentile": 95.0, "share": 0.9, "replications": 100, "seed": 0, "rel_tol": 0.01}
+SLO_SEARCH = {"slo_ttft": None, "percentile": 95.0, "share": 0.9, "replications": None, "seed": 0, "rel_tol": 0.01}
 SLO_QUEUE = tuple(f.name for f in dataclasses.fields(latency.Serving))
 
 
@@ -112,8 +112,10 @@ def slo_card(entry: Mapping[str, Any]) -> CardClass:
     ``entry``: ``rated_from = "slo"``, ``price_month`` ($ per card-month; ``price`` is
     its older name) or ``price_hour`` ($ per card-hour), ``model``,
     ``gpu``, ``slo_ttft`` (s), optionally ``name`` (default ``model@gpu``),
-    ``percentile``, ``share``, ``replications``, ``seed``, ``rel_tol`` and any field of
-    ``mc.serving.latency.Serving`` (batcher, max_batch, prompt_mean, ...).
+    ``percentile``, ``share``, ``replications`` (default 100; a replay: 1), ``seed``,
+    ``rel_tol`` and any field of ``mc.serving.latency.Serving`` (batcher, max_batch,
+    prompt_mean, ..., and real traffic: ``arrivals``, ``cv``, ``log``, ``lengths``,
+    ``block``, ``replay``).
     The same entry is searched once per process.
     """
     entry = dict(entry)
@@ -132,7 +134,7 @@ def slo_card(entry: Mapping[str, Any]) -> CardClass:
     # Checked before the search is looked up by value (a list is not hashable).
     search["slo_ttft"], search["percentile"], search["share"], search["rel_tol"] = slo.check_slo(
         search["slo_ttft"], search["percentile"], search["share"], search["rel_tol"])
-    search["replications"] = v.count("replications", search["replications"], lo=2, hi=latency.MAX_REPLICATIONS)
+    search["replications"] = latency.check_replications(queue, search["replications"], default=100)
     search["seed"] = v.count("seed", search["seed"], lo=0)
     return CardClass(name=name, rated=_slo_tok_s(queue, tuple(sorted(search.items()))), price=price)
 

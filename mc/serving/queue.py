@@ -88,8 +88,9 @@ class Serving:
     """One model on one GPU under a batcher, and the requests it serves (SPEC §7, §7.1).
 
     Arrivals: ``"poisson"``, ``"gamma"`` (renewal gaps with coefficient of variation
-    ``cv``), or ``"log"`` (the request ``log``'s own arrivals and lengths: a
-    moving-block bootstrap of ``block`` s of log time, or with ``replay`` the whole
+    ``cv``), or ``"log"`` (the default when a ``log`` is given: its own arrivals and lengths, a
+    moving-block bootstrap of ``block`` s of log time (default 600, or the log's span
+    when shorter), or with ``replay`` the whole
     log once). Lengths: lognormal with the given mean and coefficient of variation
     (of the variate before rounding up), cut at ``*_max`` (``cv = 0``: a fixed
     ``ceil(mean)``), or ``lengths = "log"``: (prompt, answer) pairs drawn from the
@@ -121,11 +122,11 @@ class Serving:
     mem_util: float = MEM_UTIL
     weight_bytes: float = 2.0
     kv_bytes: float = 2.0
-    arrivals: str = "poisson"
+    arrivals: str | None = None
     cv: float = 1.0
     lengths: str | None = None
     log: RequestLog | None = None
-    block: float = BLOCK
+    block: float | None = None
     replay: bool = False
 
     def __post_init__(self):
@@ -172,7 +173,8 @@ class Serving:
 
     def _check_traffic(self, set_) -> None:
         """Arrivals, lengths, the log and the counts: each valid, and together sensible."""
-        v.choice("arrivals", self.arrivals, ARRIVALS)
+        set_("arrivals", v.choice("arrivals", ("poisson" if self.log is None else "log") if self.arrivals is None
+                                  else self.arrivals, ARRIVALS))
         set_("cv", v.number("cv", self.cv, lo=0.0, lo_open=True, hi=MAX_CV))
         if self.cv != 1.0 and self.arrivals != "gamma":
             v.fail("cv", self.cv, f"is the gamma gaps' coefficient of variation; arrivals are {self.arrivals!r}")
@@ -181,7 +183,10 @@ class Serving:
         lengths = self.lengths if self.lengths is not None else "lognormal" if self.log is None else "log"
         set_("lengths", v.choice("lengths", lengths, LENGTHS))
         set_("replay", v.flag("replay", self.replay))
-        set_("block", v.number("block", self.block, lo=0.0, lo_open=True, hi=1e9))
+        if self.block is None:  # 600 s, or a shorter log's whole span
+            set_("block", BLOCK if self.log is None else min(BLOCK, self.log.span))
+        else:
+            set_("block", v.number("block", self.block, lo=0.0, lo_open=True, hi=1e9))
         if self.log is None:
             for field, why in (("arrivals", self.arrivals == "log"), ("lengths", self.lengths == "log")):
                 if why:
@@ -192,7 +197,8 @@ class Serving:
             v.fail("lengths", self.lengths, "must be 'log' with arrivals = 'log' (a log's requests keep their lengths)")
         if self.replay and self.arrivals != "log":
             v.fail("replay", True, "replays a request log: it needs arrivals = 'log'")
-        if self.block != BLOCK and (self.arrivals != "log" or self.replay):
+        if self.block not in (BLOCK, min(BLOCK, self.log.span) if self.log is not None else BLOCK) and (
+                self.arrivals != "log" or self.replay):
             v.fail("block", self.block, "is the bootstrap's block of log time: it needs arrivals = 'log' without replay")
         if self.arrivals == "log" and not self.replay:
             check_block(self.block, self.log)

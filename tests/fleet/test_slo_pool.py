@@ -49,3 +49,47 @@ def test_an_slo_entry_prices_like_a_hardware_entry():
     by_month = slo_card({"rated_from": "slo", "price_month": 1825, **QUEUE, **SEARCH})
     by_hour = slo_card({"rated_from": "slo", "price_hour": 2.5, **QUEUE, **SEARCH})
     assert by_hour.price == pytest.approx(1825.0) and by_hour.rated == by_month.rated
+
+
+def _burst_log_csv(path):
+    """A small log with bursts: 20 requests within 40 ms every 30 s, over 10 minutes."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    t = np.concatenate([s + np.sort(rng.uniform(0, 0.04, 20)) for s in np.arange(0, 600, 30.0)])
+    lines = ["time,prompt,answer"] + [f"{x:.6f},{rng.integers(100, 800)},{rng.integers(1, 120)}" for x in t]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_a_pool_entry_is_rated_from_a_request_log(tmp_path):
+    _burst_log_csv(tmp_path / "log.csv")
+    q = ('rated_from = "slo", name = "logged", price = 2600, count = 8, model = "8b", gpu = "h100", '
+         'batcher = "continuous", max_batch = 32, slo_ttft = 0.5, share = 0.75, rel_tol = 0.1')
+    (tmp_path / "s.toml").write_text(
+        f'preset = "golden-idler"\npool = [{{{q}, log = "log.csv", columns = "time,prompt,answer", block = 120, '
+        'n = 200, warmup = 20, replications = 8}]\n')
+    (tmp_path / "r.toml").write_text(
+        f'preset = "golden-idler"\npool = [{{{q}, log = "log.csv", columns = "time,prompt,answer", replay = true}}]\n')
+    boot, replay = load(tmp_path / "s.toml"), load(tmp_path / "r.toml")
+    poisson = slo_card({"rated_from": "slo", "price": 2600, "model": "8b", "gpu": "h100", "batcher": "continuous",
+                        "max_batch": 32, "slo_ttft": 0.5, "share": 0.75, "rel_tol": 0.1, "n": 200, "warmup": 20,
+                        "replications": 8, "lengths": "log", "log": boot_log(tmp_path)})
+    for sc in (boot, replay):
+        (cls,) = sc.pool.classes
+        assert cls.name == "logged" and 0 < cls.rated
+        # 20 requests in 40 ms: the bursts cost the card rate against Poisson arrivals with the same lengths
+        assert cls.rated < poisson.rated
+    assert mc.simulate(boot, 32).n == 32
+
+
+def boot_log(folder):
+    from mc.files import read_request_log
+
+    return read_request_log(folder / "log.csv", columns="time,prompt,answer")
+
+
+def test_a_log_on_an_entry_not_rated_from_its_slo_is_refused(tmp_path):
+    _burst_log_csv(tmp_path / "log.csv")
+    (tmp_path / "s.toml").write_text('pool = [{name = "x", rated = 5000, price = 100, count = 2, log = "log.csv"}]\n')
+    with pytest.raises(mc.ParamError, match=r"^pool.x.log='log.csv': is read by a card rated from its SLO"):
+        load(tmp_path / "s.toml")

@@ -242,7 +242,7 @@ BAD = {
     "cv nan": (dict(arrivals="gamma", cv=float("nan")), "cv=nan"),
     "cv without gamma": (dict(cv=2.0), "cv=2.0"),
     "log arrivals without a log": (dict(arrivals="log"), "arrivals='log'"),
-    "replay without log arrivals": (dict(replay=True, lengths="log"), "replay=True"),
+    "replay without log arrivals": (dict(replay=True, arrivals="poisson", lengths="log"), "replay=True"),
     "block longer than the log": (dict(arrivals="log", block=1e6), "block=1000000.0"),
     "replay with n": (dict(arrivals="log", replay=True, n=5), "n=5"),
     "lognormal lengths with log arrivals": (dict(arrivals="log", lengths="lognormal"), "lengths='lognormal'"),
