@@ -78,7 +78,7 @@ def _lookup(field: str, name, table: dict, serving_lookup, aliases: dict) -> str
     serving = {e.serving for e in table.values()}
     others = sorted((serving | {a for a, c in aliases.items() if c in serving}) - set(table))
     v.fail(field, name, f"must be one of {', '.join(table)} (or another name of the same one: "
-           f"{', '.join(others)}); the buying catalogue (SPEC §4) has no other")
+           f"{', '.join(others)}); the buying catalogue (docs/model.md §4) has no other")
 
 
 def model_name(name: str, field: str = "model") -> str:

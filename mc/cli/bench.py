@@ -55,8 +55,8 @@ def register(sub) -> None:
     p.add_argument("--seconds", type=float, default=3.0, help="time per measurement (default 3)")
     p.add_argument("--devices", type=int, default=None, help="use the first N local devices (default: all)")
     p.add_argument("--autoscaler", action="store_true",
-                   help="time SPEC §6's month (lemon-hunter: daily rounds) against the same scenario as one "
-                   "decision, at the first chunk size")
+                   help="time the autoscaler's month (docs/model.md §6; lemon-hunter: daily rounds) against the "
+                   "same scenario as one decision, at the first chunk size")
     p.add_argument("--pool", type=_sizes, default=None, metavar="CARDS,...",
                    help="time the standard month against pool size (flagship cards, demand scaled with the "
                    "pool), e.g. --pool 8,32,128,512,4096; the chunk is the automatic one unless --chunks is given")

@@ -40,7 +40,7 @@ def run(args) -> int:
 def register(sub) -> None:
     p = sub.add_parser("buy", help="own, rent or API: a procurement mix's month",
                        description="Simulate a month of demand served by owned cards, then rented "
-                       "cards, then an API (SPEC §4), and report the bill, the unserved tokens (a plan "
+                       "cards, then an API (docs/model.md §4), and report the bill, the unserved tokens (a plan "
                        "with api = false leaves what its cards cannot carry unserved) and the idle, "
                        "margin, overflow and served checks. Ctrl-C stops early and prints the months "
                        "so far, marked partial (exit 130). Presets: " + ", ".join(buy.presets.names()) + ".")

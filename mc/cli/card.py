@@ -87,7 +87,7 @@ def register(sub) -> None:
     p = sub.add_parser("card", help="serving arithmetic: tok/s of one model on one GPU",
                        description="Per-user and aggregate tok/s, seats, KV bytes per token and time "
                        "to first token of one model on one GPU, from memory bandwidth and FLOP/s "
-                       f"(SPEC §5). Usable memory is {serving.MEM_UTIL:g} of the card's; prefill runs "
+                       f"(docs/model.md §5). Usable memory is {serving.MEM_UTIL:g} of the card's; prefill runs "
                        f"at {serving.PREFILL_UTIL:g} of peak bf16.")
     p.add_argument("--model", required=True, help=f"model ({models})")
     p.add_argument("--gpu", required=True, help=f"GPU ({gpus})")

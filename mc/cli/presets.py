@@ -48,7 +48,7 @@ def run(args) -> int:
 
 def register(sub) -> None:
     p = sub.add_parser("presets", help="the presets side by side",
-                       description="Simulate every preset (the six SPEC §3 seed stories, then the SPEC §6 "
+                       description="Simulate every preset (the six seed stories of docs/model.md §3, then the §6 "
                        "autoscaler stories) and print them side by side. Ctrl-C keeps the presets already whole "
                        "and exits 130. --json: one object per preset, "
                        "with a figures block (means with 95% intervals, pass rates with Wilson intervals) "

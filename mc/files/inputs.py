@@ -40,13 +40,17 @@ def read_toml(path: str | Path) -> dict:
         v.fail(str(path), "file", "cannot be read (permission denied)")
 
 
-def to_toml(data: dict, header: str = "") -> str:
+def to_toml(data: dict, header: str = "", comments: dict[str, str] | None = None) -> str:
     """Plain data (the layout ``read_toml`` returns for a scenario or a plan) as
     TOML text: top-level values first, then one table per nested dict; lists of
     tables inline; ``None`` (no TOML value) left out. ``read_toml`` of the text
     gives ``data`` back (float32 values, e.g. a trace, as the shortest decimals that
     read back to the same float32). A long list of numbers at a key is wrapped over
-    lines of at most 100 characters."""
+    lines of at most 100 characters. ``comments`` maps ``"section.field"`` (or a
+    top-level ``"field"``) to a comment written after its value, ``  # comment``
+    (after the closing bracket of a wrapped list); line breaks in it become spaces."""
+    comments = comments or {}
+
     def value(x: Any) -> str:
         if isinstance(x, bool):
             return "true" if x else "false"
@@ -71,7 +75,16 @@ def to_toml(data: dict, header: str = "") -> str:
     def key(k: str) -> str:
         return k if k.replace("_", "").replace("-", "").isalnum() else value(str(k))
 
-    def entry(k: str, x: Any) -> str:
+    def remark(name: str) -> str:
+        """``  # comment`` for field ``name`` ("" for none), one line of characters
+        a TOML comment may hold."""
+        note = comments.get(name)
+        if note is None:
+            return ""
+        return ("  # " + "".join(c if c >= " " and c != "\x7f" or c == "\t" else " " for c in str(note))).rstrip()
+
+    def entry(k: str, x: Any, section: str = "") -> str:
+        note = remark(f"{section}.{k}" if section else k)
         text = value(x)
         items = list(x) if isinstance(x, (list, tuple)) or isinstance(x, np.ndarray) and x.ndim == 1 else None
         if len(text) > 100 and items and all(isinstance(y, (int, float, np.number)) for y in items):
@@ -83,13 +96,13 @@ def to_toml(data: dict, header: str = "") -> str:
                     rows.append("")
                 rows[-1] += (" " if rows[-1] else "") + word
             text = "[\n" + "\n".join("    " + row for row in rows) + "\n]"
-        return f"{key(k)} = {text}"
+        return f"{key(k)} = {text}{note}"
 
     lines = [f"# {line}" if line else "#" for line in header.splitlines()]
     lines += [entry(k, x) for k, x in data.items() if not isinstance(x, dict) and x is not None]
     for k, x in data.items():
         if isinstance(x, dict):
-            lines += ["", f"[{key(k)}]"] + [entry(kk, y) for kk, y in x.items() if y is not None]
+            lines += ["", f"[{key(k)}]"] + [entry(kk, y, k) for kk, y in x.items() if y is not None]
     return "\n".join(lines) + "\n"
 
 
