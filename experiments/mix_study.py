@@ -4,7 +4,7 @@ For one product (default chat-8b at 10T tokens/month, a daily cycle of ±30%), a
 each forecast uncertainty sigma, every candidate mix (owned cards of one chip,
 rent cap of one chip, API on) is run on the same months; the study keeps each
 candidate's mean bill and pass rates, and marks the cheapest mix passing all
-three checks with probability >= the target.
+four checks with probability >= the target.
 
 Writes results/mix_study/mixes.parquet (one row per sigma x candidate) and
 manifest.json beside it.
@@ -26,21 +26,27 @@ def config(args) -> dict:
             "n": args.n, "seed": args.seed}
 
 
+def base(args, sigma: float):
+    """The product the study buys for, at forecast uncertainty ``sigma``."""
+    from mc.buy import Procurement
+    from mc.fleet import Demand
+
+    return Procurement(model=args.model, forecast_tokens=args.forecast_tokens, sigma=sigma,
+                       demand=Demand(**config(args)["demand"]))
+
+
 def run(args):
     import pandas as pd
 
-    from mc.buy import Procurement, mix
+    from mc.buy import mix
     from mc.files import atomic_write
-    from mc.fleet import Demand
     from mc.studies import manifest
 
     cfg = config(args)
     frames, best = [], {}
     start = time.perf_counter()
     for sigma in args.sigmas:
-        base = Procurement(model=args.model, forecast_tokens=args.forecast_tokens, sigma=sigma,
-                           demand=Demand(**cfg["demand"]))
-        r = mix.optimise(base, target=args.target, n=args.n, seed=args.seed)
+        r = mix.optimise(base(args, sigma), target=args.target, n=args.n, seed=args.seed)
         t = r.table.assign(sigma=sigma)
         best[str(sigma)] = None if r.best is None else {**{k: r.best_row[k] for k in (
             "owned_chip", "owned", "rent_chip", "rent_cap", "rented", "bill_mean", "pass_all",
@@ -60,13 +66,17 @@ def run(args):
     return table, man
 
 
-def main(argv=None) -> int:
+def parser():
     p = _study.parser("mix_study", __doc__.splitlines()[0], n=1000)
     p.add_argument("--model", default="chat-8b", help="procurement model (default chat-8b)")
     p.add_argument("--forecast-tokens", type=float, default=10e12, help="tokens/month (default 10e12)")
     p.add_argument("--sigmas", type=float, nargs="+", default=list(SIGMAS), help="forecast uncertainties")
     p.add_argument("--target", type=float, default=0.9, help="pass-all probability to reach (default 0.9)")
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv=None) -> int:
+    args = parser().parse_args(argv)
     if _study.up_to_date("mix_study", args, ("mixes.parquet",), config(args)):
         return 0
     run(args)

@@ -35,6 +35,16 @@ def risk(table: pd.DataFrame, check: str) -> pd.DataFrame:
     return d
 
 
+def frontier(table: pd.DataFrame, p: str = "pass_all", cost: str = "bill_mean") -> pd.DataFrame:
+    """The cheapest ``cost`` of any row whose ``p`` is at least each level of ``p``:
+    one row per distinct value of ``p``, highest first (columns ``p`` and ``cost``),
+    for a step curve (``where="post"``). Rows tied on ``p`` count once, at their
+    cheapest, so the result hangs only on the rows' values, never on their order (a
+    sort that orders ties by the processor's vector width changes nothing)."""
+    levels = table.groupby(p, sort=True)[cost].min().iloc[::-1]  # highest p first
+    return pd.DataFrame({p: levels.index.to_numpy(), cost: np.minimum.accumulate(levels.to_numpy())})
+
+
 def window_axis(ax, label: bool = False) -> None:
     ax.set_xscale("log")
     ax.set_xticks(list(WINDOW_TICKS), list(WINDOW_TICKS.values()))
@@ -150,3 +160,29 @@ def window_panels(name: str, hue: str, fmt, legend: str, out: str, short: str) -
     axes[0].set_ylim(top=max(axes[0].get_ylim()[1], 1.0))
     legend_below(fig, axes[1], legend)
     style.save(fig, out)
+
+
+def window_colours() -> dict:
+    """One colour per measurement window (hours), the same in every figure that uses it."""
+    import seaborn as sns
+
+    p = sns.color_palette("colorblind")
+    return {1.0: p[1], 4.0: p[3], 24.0: p[2], 72.0: p[9], 168.0: p[4]}
+
+
+WINDOW_COLOURS = window_colours()
+
+
+def swatches(colours: dict) -> list:
+    """Legend handles that say only what a colour means: ``{label: colour}``."""
+    from matplotlib.lines import Line2D
+
+    return [Line2D([], [], color=c, lw=2.5, label=label) for label, c in colours.items()]
+
+
+def styles(kinds: dict, colour="0.3") -> list:
+    """Legend handles that say only what a line style means: ``{label: (ls, marker)}``."""
+    from matplotlib.lines import Line2D
+
+    return [Line2D([], [], color=colour, ls=ls, marker=marker, ms=3.5, lw=1.1, label=label)
+            for label, (ls, marker) in kinds.items()]

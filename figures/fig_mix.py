@@ -1,11 +1,10 @@
 """The price of reliability when buying the fleet: the cheapest mean bill of any mix
-that passes all three checks with at least a given probability, one line per forecast
+that passes all four checks with at least a given probability, one line per forecast
 uncertainty (results/mix_study; runs experiments/mix_study.py if missing)."""
 
 import json
 import sys
 
-import numpy as np
 import pandas as pd
 
 import _data
@@ -24,10 +23,13 @@ target = cfg["target"]
 sigmas = sorted(t["sigma"].unique())
 fig, ax = style.figure(width=style.FULL_WIDTH * 0.72, height=3.2)
 for i, (sigma, colour) in enumerate(zip(sigmas, _data.ordered_palette(len(sigmas)))):
-    g = t[t["sigma"] == sigma].sort_values("pass_all", ascending=False)
-    # The frontier: the cheapest mean bill among mixes passing with at least p.
-    p = g["pass_all"].to_numpy()
-    cheapest = np.minimum.accumulate(g["bill_mean"].to_numpy()) / 1e3
+    g = t[t["sigma"] == sigma]
+    # The frontier: the cheapest mean bill among mixes passing with at least p, one
+    # point per pass rate (mixes tied on it count once, at their cheapest), so it does
+    # not hang on how a sort orders ties.
+    f = _data.frontier(g)
+    p = f["pass_all"].to_numpy()
+    cheapest = f["bill_mean"].to_numpy() / 1e3
     ax.step(p, cheapest, where="post", color=colour, lw=1.3, ls=_data.DASHES[i],
             label=f"forecast ±{sigma:.0%} (sigma {sigma:g}); best reaches {p.max():.0%}")
     best = g[g["best"]]
@@ -36,17 +38,19 @@ for i, (sigma, colour) in enumerate(zip(sigmas, _data.ordered_palette(len(sigmas
         ax.errorbar(b["pass_all"], b["bill_mean"] / 1e3,
                     xerr=[[b["pass_all"] - b["pass_all_lo"]], [b["pass_all_hi"] - b["pass_all"]]],
                     fmt=_data.MARKERS[i], ms=6, color=colour, mec="k", mew=0.6, capsize=2, lw=0.9, zorder=5)
-        ax.annotate(f"{b['owned']:.0f} owned + {b['rented']:.0f} rented {b['owned_chip']}\n"
-                    f"${b['bill_mean'] / 1e3:,.0f}k / month",
-                    (b["pass_all"], b["bill_mean"] / 1e3), xytext=(0.78, 0.46 + 0.17 * i), textcoords="axes fraction",
-                    ha="right", va="center", fontsize="x-small", color="0.15",
-                    arrowprops={"arrowstyle": "-", "color": "0.5", "lw": 0.6})
+        chips = (b["owned_chip"] if b["rent_chip"] in (b["owned_chip"], "none")
+                 else f"{b['owned_chip']} / {b['rent_chip']}")
+        # Beside its marker, just above the frontier (fixed axes positions collide with
+        # the curves once the frontier's range changes).
+        ax.annotate(f"{b['owned']:.0f} owned + {b['rented']:.0f} rented {chips}: ${b['bill_mean'] / 1e3:,.0f}k / month",
+                    (b["pass_all"], b["bill_mean"] / 1e3), xytext=(-8, 7), textcoords="offset points",
+                    ha="right", va="center", fontsize="x-small", color="0.15")
 ax.axvline(target, color="0.5", ls=":", lw=0.9)
 ax.text(target, 0.02, f" target {target:.0%}", transform=ax.get_xaxis_transform(), fontsize="x-small",
         color="0.3", ha="left")
 ax.set_xlim(0, 1.0)
 _data.pct(ax, "x")
-ax.set_xlabel(f"P(pass all three checks: idle, margin, overflow) over {cfg['n']:,} months")
+ax.set_xlabel(f"P(pass idle, margin, overflow and served) over {cfg['n']:,} months")
 ax.set_ylabel("cheapest mean bill of a mix\npassing with at least that ($k / month)")
 ax.set_title(f"{cfg['model']}, {cfg['forecast_tokens'] / 1e12:g}T tokens a month; large marker: the cheapest mix "
              f"reaching {target:.0%} (bar: 95% Wilson)", fontsize="x-small")
