@@ -21,6 +21,7 @@ from mc.serving import latency as L
 from mc.serving import slo as S
 
 import ref_latency
+from test_latency import _requests as _draws  # draws, requests and figures of replications 0..k-1
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "traces" / "azure-conv-2023.csv"
 
@@ -35,15 +36,6 @@ def burst_log(seed: int = 0, span: float = 1200.0) -> RequestLog:
     time = np.concatenate([background, bursts, bursts[:1]])  # a duplicate timestamp
     k = time.size
     return RequestLog.of(time, rng.integers(20, 900, k), rng.integers(0, 200, k), source="bursts")
-
-
-@partial(jax.jit, static_argnums=(1,))
-def _draws(seed, k, p):
-    keys = engine.month_keys(seed, np.uint32(0), k)
-    d = jax.vmap(A.draw, in_axes=(0, None))(keys, p)
-    r = jax.vmap(L.requests, in_axes=(0, None))(keys, p)
-    f = jax.vmap(L.replication, in_axes=(0, None))(keys, p)
-    return d, r, f
 
 
 @partial(jax.jit, static_argnums=(1, 2))
