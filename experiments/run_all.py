@@ -31,7 +31,7 @@ STUDIES = [  # (module, default fleet-months per point)
     ("real_traffic", 32),  # replications per point (SPEC §7.1)
 ]
 FIGURES = ["fig_seed_stories", "fig_window_share", "fig_window_threshold", "fig_demand_runset",
-           "fig_lemons", "fig_pool_demand", "fig_calibration_pareto", "fig_eviction_pays", "fig_sensitivity", "fig_latency", "fig_mix",
+           "fig_lemons", "fig_pool_demand", "fig_calibration_pareto", "fig_eviction_pays", "fig_eviction_pays_theta", "fig_sensitivity", "fig_latency", "fig_mix",
            "fig_real_traffic"]
 
 
