@@ -50,6 +50,10 @@ def _month_figures(out: dict) -> dict:
 
 # -- ranges -----------------------------------------------------------------------------
 
+# Field annotations of numbers that vary continuously (demand.level is None until a
+# shape gives it a value: a request log's own mean).
+CONTINUOUS = ("float", float, "float | None")
+
 def check_ranges(base: Scenario, ranges: Any) -> dict[str, tuple[float, float]]:
     """Validated ``{"section.field": (lo, hi)}``: numeric, non-static, non-integer
     scenario fields with ``lo < hi``, both ends valid values of the field."""
@@ -63,9 +67,9 @@ def check_ranges(base: Scenario, ranges: Any) -> dict[str, tuple[float, float]]:
         fields = {f.name: f for f in dataclasses.fields(cls)} if cls else {}
         if tail not in fields or not fields[tail].init:
             known = [f"{s}.{f.name}" for s, c in sections.items() for f in dataclasses.fields(c)
-                     if f.init and f.name not in c._static_fields and f.type in ("float", float)]
+                     if f.init and f.name not in c._static_fields and f.type in CONTINUOUS]
             v.fail(f"ranges.{name}", pair, "is not a numeric scenario field; known: " + ", ".join(known))
-        if tail in cls._static_fields or fields[tail].type not in ("float", float):
+        if tail in cls._static_fields or fields[tail].type not in CONTINUOUS:
             v.fail(f"ranges.{name}", pair, "fixes shapes or modes or is an integer (it cannot vary continuously)")
         if not isinstance(pair, (list, tuple)) or len(pair) != 2:
             v.fail(f"ranges.{name}", pair, "must be [lo, hi]")
