@@ -52,7 +52,8 @@ def _compile_cache() -> None:
 
 
 # Commands that never start a device backend: no backend check for them (they stay
-# fast, and work whatever JAX_PLATFORMS and XLA_FLAGS say).
+# fast, and work whatever JAX_PLATFORMS and XLA_FLAGS say). mc card starts one only
+# for its SLO rating (not with --no-slo).
 HOST_ONLY = ("show", "card")
 # Starts a CPU backend, which parses XLA_FLAGS as every backend does.
 _PROBE = "import jax; jax.devices()"
@@ -118,7 +119,7 @@ def check_backend(args) -> None:
     """The device backend starts, before the command runs: one line naming
     ``JAX_PLATFORMS`` or ``XLA_FLAGS`` when it cannot (never a traceback, nor XLA
     stopping the process)."""
-    if args.command in HOST_ONLY:
+    if args.command in HOST_ONLY and not (args.command == "card" and not args.no_slo):
         return
     check_xla_flags()
     if getattr(args, "coordinator", None) is not None:

@@ -455,11 +455,18 @@ def test_a_backend_that_cannot_start_is_one_line(env, tmp_path):
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["--version"], ["show", "golden-idler"],
-                                  ["card", "--model", "8b", "--gpu", "h100", "--json"]])
+                                  ["card", "--model", "8b", "--gpu", "h100", "--json", "--no-slo"]])
 def test_commands_that_need_no_backend_ignore_it(argv, tmp_path):
     p = _mc(argv, tmp_path, JAX_PLATFORMS="nonsense", XLA_FLAGS="garbage", XDG_CACHE_HOME=str(tmp_path))
     assert p.returncode == 0, p.stderr.decode(errors="replace")[-2000:]
     assert not (tmp_path / "mc" / "xla-flags").exists()  # no probe ran
+
+
+def test_the_card_s_slo_rating_needs_a_backend_and_says_so(tmp_path):
+    p = _mc(["card", "--model", "8b", "--gpu", "h100"], tmp_path, JAX_PLATFORMS="nonsense",
+            XDG_CACHE_HOME=str(tmp_path))
+    err = p.stderr.decode(errors="replace")
+    assert p.returncode == 2 and err.count("\n") == 1 and err.startswith("mc card: error: JAX_PLATFORMS="), err
 
 
 def test_xla_flags_probe_is_remembered(tmp_path, monkeypatch):
