@@ -25,13 +25,14 @@ STUDIES = [  # (module, default fleet-months per point)
     ("pool_demand", 2_500),
     ("calibration", 2_048),
     ("eviction_pays", 1_024),
+    ("which_rule", 512),
     ("sensitivity", 1_024),
     ("latency", 32),  # replications per point (SPEC §7)
     ("mix_study", 1_000),  # months per candidate mix (SPEC §4)
     ("real_traffic", 32),  # replications per point (SPEC §7.1)
 ]
 FIGURES = ["fig_seed_stories", "fig_window_share", "fig_window_threshold", "fig_demand_runset",
-           "fig_lemons", "fig_pool_demand", "fig_calibration_pareto", "fig_eviction_pays", "fig_eviction_pays_theta", "fig_sensitivity", "fig_latency", "fig_mix",
+           "fig_lemons", "fig_pool_demand", "fig_calibration_pareto", "fig_eviction_pays", "fig_eviction_pays_theta", "fig_which_rule", "fig_sensitivity", "fig_latency", "fig_mix",
            "fig_real_traffic"]
 
 

@@ -53,24 +53,34 @@ def set_field(obj, name, value):
 
 # -- parameter sections as plain data (TOML tables) --------------------------------------
 
+def field_keys(cls) -> list[str]:
+    """The keys of a section's table: its init fields, or ``cls.field_keys()`` where
+    the class defines it (a table flatter than the class: ``Eviction``)."""
+    keys = getattr(cls, "field_keys", None)
+    return list(keys()) if keys is not None else [f.name for f in dataclasses.fields(cls) if f.init]
+
+
 def fields_dict(obj) -> dict:
-    """A section's fields as plain data: ``None`` left out, arrays as lists."""
+    """A section's fields as plain data: ``None`` left out, arrays as lists (or
+    ``obj.to_fields()`` where the class defines it)."""
+    own = getattr(obj, "to_fields", None)
+    items = own().items() if own is not None else ((f.name, getattr(obj, f.name)) for f in dataclasses.fields(obj))
     out = {}
-    for f in dataclasses.fields(obj):
-        val = getattr(obj, f.name)
+    for name, val in items:
         if val is None:
             continue
-        out[f.name] = val.tolist() if isinstance(val, np.ndarray) else val
+        out[name] = val.tolist() if isinstance(val, np.ndarray) else val
     return out
 
 
 def section(name: str, cls, given: Any, base: Mapping[str, Any] | None = None):
     """Section ``name`` (a ``cls``) from the table ``given``, over the plain fields
     of a base (``fields_dict``). Unknown fields are one-line errors naming them.
-    A class may define ``from_fields(merged, given)`` to build itself."""
+    A class may define ``from_fields(merged, given)`` to build itself (and
+    ``field_keys``, ``to_fields``: its table's keys and values)."""
     if not isinstance(given, Mapping):
         fail(name, given, "must be a table of fields")
-    known = {f.name for f in dataclasses.fields(cls) if f.init}
+    known = set(field_keys(cls))
     for key in given:
         if key not in known:
             fail(f"{name}.{key}", given[key], f"is not a field of {name}; known: " + ", ".join(sorted(known)))

@@ -29,6 +29,13 @@ def one_line(value: Any) -> str:
     return " ".join(text.split()) if "\n" in text or "\r" in text else text
 
 
+def exception_line(e: BaseException, width: int = 300) -> str:
+    """The first line of an exception's message, whitespace collapsed (its type's
+    name when it has none)."""
+    text = str(e).strip().splitlines()
+    return " ".join(text[0].split())[:width] if text else type(e).__name__
+
+
 def number(field: str, value: Any, *, lo: float | None = None, hi: float | None = None,
            lo_open: bool = False, hi_open: bool = False, integer: bool = False) -> float | int:
     """Check a finite real number lies in the interval; return it as float (or int).

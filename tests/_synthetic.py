@@ -1,7 +1,6 @@
 """A cheap stand-in for the fleet month, with the same outputs, for engine tests
 that need many compilations or very many months."""
 
-import jax
 import jax.numpy as jnp
 
 from mc.kernels import bits

@@ -18,6 +18,25 @@ import mc
 from mc import engine, fleet
 
 
+_FIRST = object()
+
+
+def one_fast(cases, keep=_FIRST, unpack=False):
+    """Parametrize values of which only ``keep`` (the first case unless given)
+    runs in the fast tier; the rest are marked slow and run in ``make test-all``.
+    ``unpack``: each case is a tuple of the arguments of a multi-name parametrize."""
+    cases = list(cases)
+    keep = cases[0] if keep is _FIRST else keep
+    assert keep in cases, keep
+    return [pytest.param(*(c if unpack else (c,)), marks=() if c == keep else pytest.mark.slow) for c in cases]
+
+
+@pytest.fixture(autouse=True)
+def _own_rule_registry(monkeypatch):
+    """Rules a test loads from files stay in its own registry (the built-ins' stay as they are)."""
+    monkeypatch.setattr(fleet.policies, "_REGISTRY", dict(fleet.policies._REGISTRY))
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _strict_jax():
     # Silent broadcasting and dtype promotion bugs fail loudly in tests.

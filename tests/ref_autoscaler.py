@@ -3,7 +3,9 @@
 It consumes the very draws the JAX month consumes (``mc.fleet.autoscaler.Draws``
 as NumPy arrays) and recomputes everything in float64 with a loop over rounds
 and slots, keeping each slot's history of cards and giving each dip to the card
-that held its slot when it began. It never calls the package's code.
+that held its slot when it began. It never calls the package's code (an eviction
+rule's line is its own NumPy twin, ``mark_numpy``; eligibility and the cap are the
+reference's).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import math
 
 import numpy as np
 
+from mc.fleet.policies import NumpyCards
 from ref_fleet import HOURS, demand_profile, median, overlap, poisson_cdf
 
 
@@ -79,8 +82,7 @@ def month(d, sc) -> dict:
     starts = [k * a.period for k in range(K)]
     ends = [min(t + a.period, HOURS) for t in starts]
     sigma_hour = sc.window.sigma_hour
-    frac = sc.eviction.share if sc.eviction.policy == "share" else sc.eviction.max_share
-    limit = math.floor(frac * P + 1e-9)
+    limit = math.floor(sc.eviction.rule.cap() * P + 1e-9)
 
     present = [True] * P
     warm = churn = n_evicted = n_wrong = n_replaced = lemons_evicted = 0
@@ -113,11 +115,14 @@ def month(d, sc) -> dict:
         # Marks.
         eligible = [i for i in range(P) if scored[i] and t - cur[i].start >= a.min_age]
         order = sorted(eligible, key=lambda i: (rel[i], i))
-        if sc.eviction.policy == "share":
-            marked = set(order[:limit])
-        else:
-            cut = sc.eviction.theta * median([rel[i] for i in eligible]) if eligible else 0.0
-            marked = set([i for i in order if rel[i] < cut][:limit])
+        # The rule's NumPy twin marks; marks on ineligible cards are dropped and at
+        # most ``limit`` kept, lowest relative score first, ties by index.
+        below = sc.eviction.rule.mark_numpy(NumpyCards(
+            rel=np.array(rel), score=np.array(score), rated=np.array(rated, np.float64),
+            eligible=np.isin(np.arange(P), eligible),
+            served=np.array([max(t - c.start, 0.0) if c is not None else 0.0 for c in cur]),
+            strikes=np.array([c.marks if c is not None else 0 for c in cur]), limit=limit))
+        marked = set([i for i in order if below[i]][:limit])
         evicted = []
         for i, c in enumerate(cur):
             if c is None:

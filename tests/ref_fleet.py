@@ -2,8 +2,9 @@
 
 It consumes the very draws the JAX core consumes (``mc.fleet.Draws`` as NumPy
 arrays) and recomputes everything in float64 with loops and brute force, never
-calling the core's code: the tests hold the two to exact agreement on sets and
-money and to float tolerance on tokens.
+calling the core's code (an eviction rule's line is its own NumPy twin,
+``mark_numpy``; the cap is the reference's): the tests hold the two to exact
+agreement on sets and money and to float tolerance on tokens.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import itertools
 import math
 
 import numpy as np
+
+from mc.fleet.policies import NumpyCards
 
 HOURS = 730
 
@@ -90,16 +93,15 @@ def month(d, sc) -> dict:
         m = true[i] * max(0.0, 1.0 - lost / W)
         score[i] = max(0.0, m * (1.0 + sigma * float(d.noise[i])))
 
-    # Eviction.
+    # Eviction: the rule's NumPy twin marks (every card eligible, each has served
+    # the window); at most ``limit`` marks are kept, lowest relative score first.
     rel = score / rated
     order = sorted(range(P), key=lambda i: (rel[i], i))
-    frac = sc.eviction.share if sc.eviction.policy == "share" else sc.eviction.max_share
-    limit = math.floor(frac * P + 1e-9)
-    if sc.eviction.policy == "share":
-        evicted = set(order[:limit])
-    else:
-        cut = sc.eviction.theta * median(list(rel))
-        evicted = set([i for i in order if rel[i] < cut][:limit])
+    limit = math.floor(sc.eviction.rule.cap() * P + 1e-9)
+    below = sc.eviction.rule.mark_numpy(NumpyCards(
+        rel=rel, score=score, rated=rated, eligible=np.ones(P, bool), served=np.full(P, float(W)),
+        strikes=np.zeros(P, np.int64), limit=limit))
+    evicted = set([i for i in order if below[i]][:limit])
 
     # Demand and run set.
     D = demand_profile(d.demand, sc.demand)

@@ -104,6 +104,8 @@ CASES: dict[str, Case] = {
                                                                              "given": ("demand",)}),
     "mc.Dips": Case(),
     "mc.Eviction": Case(),
+    "mc.Eviction.from_fields": Case(lambda: {"merged": {}, "given": {}}, names={"merged": ("eviction",),
+                                                                             "given": ("eviction",)}),
     "mc.Lottery": Case(names={"lo": ("lottery.hi",)}),  # lo above the default hi: hi is out of range
     "mc.Window": Case(),
     "mc.Pool": Case(lambda: {"groups": ((mc.FLAGSHIP, 2),)}, names={"groups": ("pool",)}),
@@ -184,6 +186,8 @@ SKIP: dict[str, str] = {
     "mc.buy.mix.MixResult": RECORD,
     "mc.buy.mix.candidates_month": DEVICE,
     "mc.fleet.autoscaler": "SPEC §6's device month on a validated Scenario (run by mc.simulate)",
+    "mc.fleet.policies": "the eviction rules and their registry: each rule's fields are scenario fields, walked "
+                         "through mc.Eviction and Scenario.replace (test_every_scenario_field_names_itself)",
     "mc.fleet.Draws": DEVICE,
     "mc.serving.Card": RECORD,
     "mc.serving.LatencyResult": RECORD,

@@ -12,6 +12,7 @@ from typing import Mapping
 import numpy as np
 
 from .. import _validate as v
+from .._pytree import set_field
 from ..serving import catalogue as serving_catalogue
 from ..units import SECONDS
 
@@ -31,8 +32,8 @@ class BuyModel:
 
     def __post_init__(self):
         _name("model.name", self.name)
-        object.__setattr__(self, "h100_rate", v.positive("model.h100_rate", self.h100_rate))
-        object.__setattr__(self, "api_price", v.positive("model.api_price", self.api_price))
+        set_field(self, "h100_rate", v.positive("model.h100_rate", self.h100_rate))
+        set_field(self, "api_price", v.positive("model.api_price", self.api_price))
         if self.serving is not None:
             _name("model.serving", self.serving)
 
@@ -46,8 +47,8 @@ class Chip:
 
     def __post_init__(self):
         _name("chip.name", self.name)
-        object.__setattr__(self, "ratio", v.positive("chip.ratio", self.ratio))
-        object.__setattr__(self, "price", v.positive("chip.price", self.price))
+        set_field(self, "ratio", v.positive("chip.ratio", self.ratio))
+        set_field(self, "price", v.positive("chip.price", self.price))
         if self.serving is not None:
             _name("chip.serving", self.serving)
 

@@ -21,6 +21,7 @@ import pandas as pd
 
 from .. import _validate as v
 from .. import engine
+from .._pytree import set_field
 from ..units import SECONDS
 from .catalogue import CHIP_NAMES
 from .month import OUTPUTS, draw, outcome
@@ -76,7 +77,7 @@ def _with(p: Procurement, **fields) -> Procurement:
     leaves, treedef = jax.tree.flatten(p)
     q = jax.tree.unflatten(treedef, leaves)
     for name, val in fields.items():
-        object.__setattr__(q, name, val)
+        set_field(q, name, val)
     return q
 
 

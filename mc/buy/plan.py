@@ -13,12 +13,13 @@ Units: tokens, tok/s, $; one month is 730 hours (2,628,000 s).
 from __future__ import annotations
 
 import dataclasses
+from functools import partial
 from typing import Any, Mapping
 
 import numpy as np
 
 from .. import _validate as v
-from .._pytree import fields_dict, pytree_dataclass, section
+from .._pytree import fields_dict, pytree_dataclass, section, set_field
 from ..fleet.demand import Demand
 from ..fleet.demand import profile as demand_profile
 from ..fleet.lottery import Lottery
@@ -45,7 +46,7 @@ class BuyChecks:
 
     def __post_init__(self):
         for name in ("idle_max", "margin_max", "overflow_max", "unserved_max"):
-            object.__setattr__(self, name, v.number(f"checks.{name}", getattr(self, name), lo=0.0, hi=10.0))
+            set_field(self, name, v.number(f"checks.{name}", getattr(self, name), lo=0.0, hi=10.0))
 
 
 def _per_chip(field: str, given: Mapping[str, Any] | tuple, check) -> tuple:
@@ -116,7 +117,7 @@ class Procurement:
     profile: np.ndarray = dataclasses.field(init=False, default=None)  # (730,) float32, mean 1
 
     def __post_init__(self):
-        put = lambda name, val: object.__setattr__(self, name, val)  # noqa: E731
+        put = partial(set_field, self)
         put("model", buy_model(self.model).name)
         put("forecast_tokens", v.number("forecast_tokens", self.forecast_tokens, lo=0.0, lo_open=True, hi=1e18))
         put("sigma", v.number("sigma", self.sigma, lo=0.0, hi=3.0))

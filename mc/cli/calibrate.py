@@ -6,19 +6,39 @@ from pathlib import Path
 
 from .. import _validate as v
 from .. import files
+from ..fleet import policies
 from ..studies import calibrate as cal
 from ..studies import manifest
 from ..studies.reports import format_calibration
 from ._common import print_json
 
-# flag -> the scenario field it lists values of
+# flag -> the scenario field it lists values of; each registered policy's own fields
+# (``mc.fleet.policies``: share, theta, max_share, k, floor, ...) come between policy
+# and runset (``grid_flags``).
 GRID_FLAGS = {
-    "window": "window.hours", "policy": "eviction.policy", "share": "eviction.share",
-    "theta": "eviction.theta", "max_share": "eviction.max_share", "runset": "runset",
+    "window": "window.hours", "policy": "eviction.policy", "runset": "runset",
     "period": "autoscaler.period", "replace": "autoscaler.replace", "boot_hours": "autoscaler.boot_hours",
     "strikes": "autoscaler.strikes", "min_age": "autoscaler.min_age",
 }
+# The command's other options: a policy field of one of these names has no flag of
+# its own (a --grid file still lists it).
+OTHER_FLAGS = ("scenario", "grid", "vary", "objective", "max_capacity_risk", "max_wrong", "max_wrong_mean", "judge", "n",
+               "first", "seed", "chunk", "out", "json", "quiet", "progress", "help", "func", "command")
+
+
+def grid_flags() -> dict[str, str]:
+    """Every grid flag and its field: ``GRID_FLAGS`` and each built-in policy's own
+    fields (a rule of one's own takes ``--vary``)."""
+    own = {f: f"eviction.{f}" for f in policies.fields(policies.BUILTINS) if f not in GRID_FLAGS
+           and f not in OTHER_FLAGS}
+    head = dict(list(GRID_FLAGS.items())[:2])
+    return {**head, **own, **{k: x for k, x in GRID_FLAGS.items() if k not in head}}
 WORDS = {"hour": 1, "day": 24, "week": 168}  # SPEC §1.4's names of windows
+
+
+def _owners(names: list[str]) -> str:
+    """``share policy``, ``threshold, zscore or floor policies``."""
+    return f"{names[0]} policy" if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]} policies"
 
 
 def values(flag: str, text: str) -> list:
@@ -45,20 +65,45 @@ def values(flag: str, text: str) -> list:
     return out
 
 
+def varied(items: list[str] | None) -> dict[str, list]:
+    """``--vary FIELD=V1,V2`` (repeatable) -> ``{FIELD: [V1, V2]}``: any scenario
+    field, a user's rule's own fields included."""
+    out: dict[str, list] = {}
+    for item in items or []:
+        field, eq, text = item.partition("=")
+        field = field.strip()
+        if not eq or "." not in field and field != "runset" or not text.strip():
+            v.fail("--vary", item, 'must be FIELD=V1,V2,... with FIELD a "section.field", e.g. eviction.low=0.7,0.8')
+        if field in out:
+            v.fail("--vary", item, f"gives {field} twice")
+        out[field] = values(field.rpartition(".")[2], text)
+    return out
+
+
 def grid_of(args, base) -> dict:
-    """The grid: the file's (``--grid``) or the default, each flag replacing its field."""
+    """The grid: the file's (``--grid``) or the default, each flag (and ``--vary``)
+    replacing its field. A ``--policy`` that names a rule's file loads it."""
     grid = cal.load_grid(args.grid) if args.grid else cal.default_grid(base)
-    given = {field: values(flag, getattr(args, flag)) for flag, field in GRID_FLAGS.items()
-             if getattr(args, flag) is not None}
+    given = {field: values(flag, getattr(args, flag)) for flag, field in grid_flags().items()
+             if getattr(args, flag, None) is not None}
+    for field, vals in varied(getattr(args, "vary", None)).items():
+        if field in given:
+            v.fail("--vary", f"{field}=...", "is given by its own flag too: give it once")
+        given[field] = vals
+    files.load_policies(given.get("eviction.policy", []), ".", "--policy")
     if not args.grid and given:
-        # A policy's own list given alone picks that policy.
-        if "eviction.policy" not in given:
-            own = [p for f, p in cal.POLICY_FIELDS.items() if f in given]
-            if own:
-                grid["eviction.policy"] = list(dict.fromkeys(own))
-        for f, policy in cal.POLICY_FIELDS.items():
-            pols = given.get("eviction.policy", grid.get("eviction.policy", []))
-            if f in grid and f not in given and policy not in pols:
+        declared = cal.policy_fields()
+        # Policies' own lists given alone pick the policies: those declaring every one
+        # of them (of those the grid names, when some do: --max-share alone keeps
+        # threshold), else each list's own (--share with --theta: both).
+        owned = [set(declared[f]) for f in given if f in declared]
+        if "eviction.policy" not in given and owned:
+            common = set.intersection(*owned)
+            pick = (common & set(grid.get("eviction.policy", []))) or common or set.union(*owned)
+            grid["eviction.policy"] = [p for p in policies.names() if p in pick]
+        pols = given.get("eviction.policy", grid.get("eviction.policy", []))
+        for f, owners in declared.items():
+            if f in grid and f not in given and not set(owners) & set(pols):
                 del grid[f]
     grid.update(given)
     return grid
@@ -103,10 +148,20 @@ def register(sub) -> None:
     g.add_argument("--grid", metavar="FILE.toml", default=None,
                    help='a [grid] table of "section.field" = [values] (any scenario field) instead of the default')
     g.add_argument("--window", metavar="HOURS", help="window.hours, e.g. 1,24,168 or hour,day,week")
-    g.add_argument("--policy", metavar="P", help="eviction.policy: share, threshold")
-    g.add_argument("--share", metavar="S", help="eviction.share (share policy), e.g. 0,0.1,0.2")
-    g.add_argument("--theta", metavar="T", help="eviction.theta (threshold policy), e.g. 0.6,0.8")
-    g.add_argument("--max-share", metavar="S", help="eviction.max_share (threshold policy)")
+    g.add_argument("--policy", metavar="P", help="eviction.policy: " + ", ".join(c.name for c in policies.BUILTINS)
+                   + ", or a rule of your own as path/to/rules.py:Class (as the scenario names it, or relative to "
+                   "the current folder)")
+    owners = policies.fields(policies.BUILTINS)
+    for flag, field in grid_flags().items():
+        name = field.partition(".")[2]
+        if field.startswith("eviction.") and name in owners:
+            d = policies.declaration(name)
+            eg = {"share": ", e.g. 0,0.1,0.2", "theta": ", e.g. 0.6,0.8", "k": ", e.g. 2,3"}.get(name, "")
+            g.add_argument("--" + flag.replace("_", "-"), metavar={"share": "S", "theta": "T", "max_share": "S"}.get(
+                               name, name.upper()),
+                           help=f"{field} ({_owners(owners[name])}; {d.unit}, {d.allowed()}){eg}")
+    g.add_argument("--vary", metavar="FIELD=V1,V2", action="append", default=None,
+                   help="any scenario field's list, e.g. eviction.low=0.7,0.8 for a rule of your own (repeatable)")
     g.add_argument("--runset", metavar="MODE", help="runset: steady, peak, all")
     g.add_argument("--period", metavar="H", help="autoscaler.period: whole hours between rounds, e.g. 24,168,730")
     g.add_argument("--replace", metavar="B", help="autoscaler.replace: true, false")

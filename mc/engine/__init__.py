@@ -15,7 +15,9 @@ from .run import progress_bar as progress_bar
 from .run import sample as sample
 from .run import stream as stream
 from .run import to_host as to_host
+from .schema import Column as Column
 from .schema import Schema as Schema
+from .schema import of_kind as of_kind
 from .reduce import BINS as BINS
 from .reduce import Accumulator as Accumulator
 from .reduce import Summarised as Summarised
@@ -32,7 +34,7 @@ from .summary import of_columns as of_columns
 from .summary import pass_count as pass_count
 from .summary import wilson as wilson
 
-__all__ = ["AXIS", "DEFAULT_CHUNK", "Run", "check_run_args", "clear_caches", "device_list", "first_chunk", "leading", "memory_budget", "month_keys",
-           "progress_bar", "sample", "stream", "to_host", "Schema", "BINS", "Accumulator", "Summarised",
-           "plan", "ranges_from", "summarise", "Z95", "describe", "figure", "mean_figure", "pass_figure", "exact_percentile", "of_columns",
-           "pass_count", "wilson"]
+__all__ = ["AXIS", "DEFAULT_CHUNK", "Run", "check_run_args", "clear_caches", "device_list", "first_chunk", "leading",
+           "memory_budget", "month_keys", "progress_bar", "sample", "stream", "to_host", "Column", "Schema", "of_kind",
+           "BINS", "Accumulator", "Summarised", "plan", "ranges_from", "summarise", "Z95", "describe", "figure",
+           "mean_figure", "pass_figure", "exact_percentile", "of_columns", "pass_count", "wilson"]

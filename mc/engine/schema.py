@@ -10,6 +10,10 @@ one of five kinds:
 - ``kept``: values brought to the host (exact quantiles; memory grows with N).
 - ``passes``: bool checks; counted.
 
+A model states its outputs once, as a table of name -> ``Column`` (each one's
+kind, ``money``, ``count``, ``float`` or ``pass``, and its units), builds its
+schema from that table with ``Schema.of``, and reports read their units from it.
+
 ``modes`` names the money and count columns whose modal value the summary gives.
 ``derive`` (host, optional) turns a chunk's kept columns, as float64 / int64 /
 bool NumPy arrays, into the columns the summary reports (e.g. bills settled in
@@ -19,11 +23,26 @@ float64 from token flows); its ``pass_*`` columns become pass rates.
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Mapping
+from typing import Callable, Mapping, NamedTuple
 
 import numpy as np
 
 KINDS = ("money", "counts", "floats", "kept", "passes")
+COLUMN_KINDS = ("money", "count", "float", "pass")
+
+
+class Column(NamedTuple):
+    """One output of a model's month: what it holds and in what units."""
+
+    kind: str  # "money" int32 cents, "count" int32, "float" float32, "pass" bool (a check)
+    units: str  # as ``figure`` writes them: "$", "cards", "tokens", "share" (a check's pass rate), "h"; "" a ratio
+
+
+def of_kind(table: Mapping[str, Column], kind: str) -> tuple[str, ...]:
+    """The columns of ``table`` of one ``kind`` (``COLUMN_KINDS``), in table order."""
+    if kind not in COLUMN_KINDS:
+        raise ValueError(f"column kind {kind!r}: must be one of {', '.join(COLUMN_KINDS)}")
+    return tuple(c for c, col in table.items() if col.kind == kind)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -48,6 +67,18 @@ class Schema:
         for c in self.modes:
             if c not in self.money and c not in self.counts:
                 raise ValueError(f"schema: mode column {c!r} must be a money or count column")
+
+    @classmethod
+    def of(cls, table: Mapping[str, Column], *, money: Mapping[str, np.ndarray | None], counts: Mapping[str, int],
+           modes: tuple[str, ...] = (), derive: Callable[[dict], dict] | None = None) -> "Schema":
+        """The schema of a model's column table, in table order: ``money`` gives each
+        money column's support, ``counts`` each count column's size; float and pass
+        columns are summarised as such."""
+        for kind, given in (("money", money), ("count", counts)):
+            if set(given) != set(of_kind(table, kind)):
+                raise ValueError(f"schema: {kind} columns {of_kind(table, kind)}, given {tuple(given)}")
+        return cls(columns=tuple(table), money=money, counts=counts, floats=of_kind(table, "float"),
+                   passes=of_kind(table, "pass"), modes=modes, derive=derive)
 
     def kind(self, col: str) -> str:
         for name in KINDS:

@@ -16,6 +16,7 @@ from typing import Any
 from ..buy import Procurement
 from ..buy import plan as buy_plan
 from ..buy.catalogue import CHIP_NAMES, CHIPS, MODELS
+from ..fleet import Eviction, policies
 from ..fleet import scenario as fleet_scenario
 from ..units import HOURS
 
@@ -26,13 +27,21 @@ WINDOW = {
     "sigma_hour": ("share", "score error (1 sd) of an hour's window"),
 }
 
-EVICTION = {
-    "policy": ("", "eviction rule: share or threshold"),
-    "share": ("share of pool", "cards evicted under share"),
-    "theta": ("× median", "evict below theta × the median relative score"),
-    "max_share": ("share of pool", "most cards evicted under threshold"),
-    "churn": ("× price", "churn fee of an evicted card"),
-}
+
+
+def eviction_docs() -> dict[str, tuple[str, str]]:
+    """The ``[eviction]`` table's fields: the policy, each registered rule's own
+    fields as the rule declares them (``mc.fleet.policies``), the churn fee."""
+    names = [c.name for c in policies.BUILTINS]
+    out = {"policy": ("", f"eviction rule: {', '.join(names)} or \"file.py:Class\" (your own)")}
+    for field in policies.fields():
+        d = policies.declaration(field)
+        out[field] = (d.unit, d.doc)
+    out["churn"] = ("× price", "churn fee of an evicted card")
+    return out
+
+
+EVICTION = eviction_docs()
 
 DEMAND = {
     "shape": ("", "profile: flat, diurnal, weekly, bursty, trace or log"),
@@ -192,6 +201,8 @@ def describe(kind: str, name: str) -> tuple[str, str] | None:
     """``(unit, meaning)`` of field ``name`` (``"window.hours"``, ``"runset"``) of
     a ``kind`` file (``"fleet"`` or ``"buy"``); None for a field it does not know."""
     section, _, field = name.partition(".") if "." in name else ("", "", name)
+    if kind == "fleet" and section == "eviction":  # rules registered since import too
+        return eviction_docs().get(field)
     return FIELDS[kind].get(section, {}).get(field)
 
 
@@ -216,7 +227,14 @@ def _default(f: dataclasses.Field) -> Any:
 
 
 def _section(obj) -> dict[str, Any]:
-    """A section's defaults: the fields of its default instance (``None`` left out)."""
+    """A section's defaults: the fields of its default instance (``None`` left out);
+    for ``[eviction]`` also every registered rule's fields' defaults."""
+    if hasattr(obj, "to_fields"):
+        out = {k: x for k, x in obj.to_fields().items() if x is not None}
+        if isinstance(obj, Eviction):
+            for field in policies.fields():
+                out.setdefault(field, policies.declaration(field).default)
+        return out
     return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)
             if f.init and getattr(obj, f.name) is not None}
 

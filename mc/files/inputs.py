@@ -20,6 +20,7 @@ from ..fleet import Scenario
 from ..fleet import presets as fleet_presets
 from .paths import input_file
 from .requestlog import read_request_log
+from .rules import is_rule_path, load_rule
 
 
 def read_toml(path: str | Path) -> dict:
@@ -190,10 +191,14 @@ def scenario_from_data(data: dict, folder: str | Path = ".") -> Scenario:
     """A scenario from plain data (a TOML document or a sweep's ``[scenario]``
     table). ``preset = "name"`` starts from a fleet preset; ``demand.trace_csv =
     "file.csv"`` reads a trace (``read_trace_csv``) and ``demand.log = "FILE"`` a
-    request log (``_log_demand``), as does an SLO-rated pool entry's ``log``, all
+    request log (``_log_demand``), as does an SLO-rated pool entry's ``log``, and
+    ``eviction.policy = "rules.py:Class"`` loads a user's rule (``load_rule``), all
     relative to ``folder``."""
     data = dict(data)
     base = fleet_presets.get(data.pop("preset")) if "preset" in data else None
+    eviction = data.get("eviction")
+    if isinstance(eviction, dict) and is_rule_path(eviction.get("policy")):
+        load_rule(eviction["policy"], folder)
     demand = data.get("demand")
     if isinstance(demand, dict) and ("log" in demand or "columns" in demand):
         demand = data["demand"] = _log_demand(demand, base, folder)

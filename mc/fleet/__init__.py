@@ -5,10 +5,12 @@ accounting → checks``, composed by ``month.fleet_month(key, scenario)`` and ru
 by the engine (``simulation.simulate``). A scenario with an ``autoscaler``
 section (``rounds.Autoscaler``) is SPEC §6's month instead,
 ``autoscaler.autoscaler_month``: the same functions round after round.
-``presets`` holds the seed stories and the autoscaler's.
+``presets`` holds the seed stories and the autoscaler's; ``policies`` the eviction
+rules (SPEC §1.5), each a value with its fields, its JAX rule and its NumPy twin.
 """
 
 from . import autoscaler as autoscaler
+from . import policies as policies
 from . import presets as presets
 from .checks import Checks as Checks
 from .demand import Demand as Demand
@@ -33,6 +35,6 @@ from .simulation import model as model
 from .simulation import simulate as simulate
 from .window import Window as Window
 
-__all__ = ["autoscaler", "presets", "Checks", "Demand", "Dips", "Eviction", "Lottery", "OUTPUTS", "Draws", "draw",
+__all__ = ["autoscaler", "policies", "presets", "Checks", "Demand", "Dips", "Eviction", "Lottery", "OUTPUTS", "Draws", "draw",
            "fleet_month", "outcome", "schema", "BARGAIN", "FLAGSHIP", "CardClass", "Pool", "Autoscaler",
            "Scenario", "field_names", "Result", "model", "simulate", "Window"]

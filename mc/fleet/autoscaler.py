@@ -1,12 +1,13 @@
 """The autoscaler over a month (SPEC §6): rounds of scoring and eviction, with
 hysteresis, replacement tickets, a run set per round and prorated rent.
 
-The month is a ``lax.scan`` over its rounds, each round a step of §1's own
-functions (window → eviction → run set → accounting) on the cards in the
-pool's slots. Round 0 and the original cards use exactly §1's draws
-(``month.draw``); window errors of later rounds and the replacement tickets come
-from a key of their own, so with one round and no replacement every output is
-§1's to the bit. The hourly capacity pass runs once after the scan
+The month is a ``lax.scan`` over its rounds, each round (``round_step``) the
+spec's steps in turn on the cards in the pool's slots: ``score`` (§1.4's window),
+``mark_and_evict`` (§1.5's policy, with strikes), ``replace``, ``run_set`` (§1.6)
+and ``bill`` (§1.8's accounting, prorated). Round 0 and the original cards use
+exactly §1's draws (``month.draw``); window errors of later rounds and the
+replacement tickets come from a key of their own, so with one round and no
+replacement every output is §1's to the bit. The hourly capacity pass runs once after the scan
 (``accounting.round_tokens``).
 """
 
@@ -18,19 +19,20 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..engine import Schema
+from ..engine import Column, Schema, of_kind
 from ..kernels import masked_median, materialise, tree_sum, uniforms
 from ..units import HOURS
 from . import accounting, checks, demand, dips, eviction, lottery, month, runset, window
 from .dips import CardDips
 from .scenario import Scenario
 
-# The §1 outputs, then §6's own (SPEC §6 "Extra outputs").
-KINDS = {**month.KINDS, "n_replaced": "count", "mean_run": "float", "quality_end": "float",
-         "lemons_end": "count", "lemons_evicted": "count", "first_eviction_hour": "count"}
-OUTPUTS = tuple(KINDS)
-MONEY, COUNTS, FLOATS, PASSES = (tuple(c for c, k in KINDS.items() if k == kind)
-                                 for kind in ("money", "count", "float", "pass"))
+# The §1 outputs, then §6's own (SPEC §6 "Extra outputs"), each with its kind and units.
+COLUMNS = {**month.COLUMNS, "n_replaced": Column("count", "cards"), "mean_run": Column("float", "cards"),
+           "quality_end": Column("float", ""), "lemons_end": Column("count", "cards"),
+           "lemons_evicted": Column("count", "cards"), "first_eviction_hour": Column("count", "h")}
+KINDS = {c: col.kind for c, col in COLUMNS.items()}
+OUTPUTS = tuple(COLUMNS)
+MONEY, COUNTS, FLOATS, PASSES = (of_kind(COLUMNS, kind) for kind in ("money", "count", "float", "pass"))
 # The key of a month's later rounds: fold_in(month key, STREAM).
 STREAM = 6
 ROUND_UNIFORMS = 1 + lottery.UNIFORMS  # per slot and round: a window error and a ticket
@@ -46,8 +48,7 @@ def schema(sc: Scenario) -> Schema:
     per_round = a.rounds * sc.evict_limit + 1
     counts = {"n_run": size + 1, "n_evicted": per_round, "n_wrong": per_round, "n_replaced": per_round,
               "lemons_end": size + 1, "lemons_evicted": per_round, "first_eviction_hour": HOURS + 1}
-    return Schema(columns=OUTPUTS, money=money, counts=counts, floats=FLOATS, passes=PASSES,
-                  modes=month.MODE_COLUMNS)
+    return Schema.of(COLUMNS, money=money, counts=counts, modes=month.MODE_COLUMNS)
 
 
 class Draws(NamedTuple):
@@ -116,6 +117,147 @@ def per_round(fn, hourly: jax.Array, period: int) -> jax.Array:
     return out
 
 
+class Fixed(NamedTuple):
+    """What every round reads and none changes."""
+
+    rated: jax.Array  # (pool,) float32 tok/s each slot's class rated rate r
+    price: jax.Array  # (pool,) float32 cents a month, each slot's class price p
+    begin: jax.Array  # (pool, dips) float32 h each slot dip's begin
+    depth: jax.Array  # (pool, dips) float32 its depth δ
+
+
+class Scored(NamedTuple):
+    """A round's scores (SPEC §6 "Scoring at t_k")."""
+
+    score: jax.Array  # (pool,) float32 tok/s: s, or r × typical for an unscored card
+    scored: jax.Array  # (pool,) bool: a card in the slot with a window (w > 0)
+    typical: jax.Array  # () float32 median relative score s / r of the scored cards (1 when none)
+
+
+class Chosen(NamedTuple):
+    """A round's run set (SPEC §6 "Run set at t_k")."""
+
+    run: jax.Array  # (pool,) bool cards in the run set
+    score: jax.Array  # (pool,) float32 tok/s the score it ranks (a fresh card's: r × typical)
+    boot: jax.Array  # () float32 tok/s rate of its booting replacements (lost while they boot)
+
+
+class Trace(NamedTuple):
+    """What a round leaves for the month's capacity and the per-card outputs (the scan's ys)."""
+
+    rate: jax.Array  # (pool,) float32 tok/s true rate of each slot's card after the round's evictions
+    run: jax.Array  # (pool,) bool
+    evicted: jax.Array  # (pool,) bool
+    score: jax.Array  # (pool,) float32 tok/s, ``Chosen.score``
+    n_run: jax.Array  # () int32
+    boot: jax.Array  # () float32 tok/s
+
+
+def score(s: Slots, x: Round, f: Fixed, sc: Scenario) -> Scored:
+    """Scoring at ``t_k``: each card in a slot on its window ``[max(t_k − W, start),
+    t_k)`` of ``w`` hours, ``s = max(0, m·(1 + σ(w)·ε))`` (``m`` its mean rate less
+    its dips); a card with ``w ≤ 0`` scores ``r`` × the scored cards' median ``s / r``.
+
+    Returns:
+        ``Scored``: (pool,) float32 tok/s scores, (pool,) bool scored, () float32 typical.
+    """
+    lo = jnp.maximum(x.t - sc.window.hours, s.start)
+    length = x.t - lo
+    scored = s.present & (length > 0)
+    length = jnp.where(scored, length, 1.0)
+    m = window.mean_rate_over(s.rate, CardDips(s.lo, s.hi, f.depth), lo[:, None], x.t, length)
+    raw = window.noisy(m, x.eps, window.sigma_of(sc.window.sigma_hour, length))
+    typical = jnp.where(jnp.any(scored), masked_median(raw / f.rated, scored), 1.0)
+    return Scored(jnp.where(scored, raw, f.rated * typical), scored, typical)
+
+
+def mark_and_evict(s: Slots, x: Round, scored: Scored, f: Fixed, sc: Scenario) -> tuple[jax.Array, jax.Array]:
+    """Eviction at ``t_k``: the policy marks among the eligible cards (scored, and
+    served at least ``min_age`` h); a card marked in ``strikes`` consecutive rounds
+    is evicted, and an unmarked round resets its count.
+
+    Returns:
+        ``(marks, evicted)``: (pool,) int32 consecutive marks, (pool,) bool.
+    """
+    a = sc.autoscaler
+    eligible = scored.scored & (x.t - s.start >= a.min_age)
+    marked = eviction.mark(scored.score / f.rated, eligible, sc.evict_limit, sc.eviction, score=scored.score,
+                           rated=f.rated, served=jnp.maximum(x.t - s.start, 0.0), strikes=s.marks)
+    marks = jnp.where(marked, s.marks + 1, 0)
+    return marks, marks >= a.strikes
+
+
+def replace(s: Slots, x: Round, marks: jax.Array, evicted: jax.Array, f: Fixed, sc: Scenario) -> Slots:
+    """The slots after ``t_k``'s evictions: with ``replace`` an evicted card's slot
+    takes the round's ticket, serving from ``t_k + boot_hours``, else it empties.
+    Dips of a leaving card end at ``t_k``; dips beginning from ``t_k`` on belong to
+    the slot's new card (their loss its rate × δ), or to none.
+
+    Arguments:
+        marks: (pool,) int32 consecutive marks; evicted: (pool,) bool.
+    """
+    old = evicted[:, None] & (f.begin < x.t)
+    future = evicted[:, None] & (f.begin >= x.t)
+    s = s._replace(marks=jnp.where(evicted, 0, marks), hi=jnp.where(old, jnp.minimum(s.hi, x.t), s.hi))
+    if not sc.autoscaler.replace:
+        return s._replace(rate=jnp.where(evicted, 0.0, s.rate), present=s.present & ~evicted,
+                          weight=jnp.where(future, 0.0, s.weight))
+    rate = jnp.where(evicted, f.rated * x.ticket_quality, s.rate)
+    start = jnp.where(evicted, x.t + sc.autoscaler.boot_hours, s.start)
+    return s._replace(rate=rate, quality=jnp.where(evicted, x.ticket_quality, s.quality),
+                      lemon=jnp.where(evicted, x.ticket_lemon, s.lemon), start=start,
+                      lo=jnp.where(future, jnp.maximum(f.begin, start[:, None]), s.lo),
+                      weight=jnp.where(future, f.depth * rate[:, None], s.weight))
+
+
+def run_set(new: Slots, scored: Scored, evicted: jax.Array, x: Round, f: Fixed, sc: Scenario) -> Chosen:
+    """Run set at ``t_k``: §1.6's greedy over the cards in slots after eviction to
+    the round's target, a fresh card ranked on ``r`` × typical.
+
+    Arguments:
+        new: the slots after eviction (``replace``); evicted: (pool,) bool.
+    """
+    fresh = sc.autoscaler.replace
+    ranked = jnp.where(evicted, f.rated * scored.typical, scored.score) if fresh else scored.score
+    run = runset.run_set(ranked, f.price, ~new.present, x.target, sc.runset)
+    boot = tree_sum(jnp.where(evicted & run, new.rate, 0.0)) if fresh else jnp.zeros((), jnp.float32)
+    return Chosen(run, ranked, boot)
+
+
+def bill(tally: Tally, s: Slots, x: Round, evicted: jax.Array, run: jax.Array, sc: Scenario) -> Tally:
+    """Billing for round ``k``: each run card's prorated rent (``Round.rent``, cents)
+    and each eviction's churn fee; and the month's counts: evictions, wrong ones
+    (at or above their class's median true rate among the cards in slots ``s``
+    before the round's evictions), evicted lemons, the first eviction's hour,
+    run-set card-hours.
+
+    Arguments:
+        s: the slots before the round's evictions; evicted, run: (pool,) bool.
+    """
+    wrong = checks.wrong(s.rate, evicted, sc.pool, s.present)
+    n_ev = jnp.sum(evicted, dtype=jnp.int32)
+    n_run = jnp.sum(run, dtype=jnp.int32)
+    return tally._replace(
+        warm=tally.warm + accounting.bill_cents(run, x.rent),
+        churn=tally.churn + accounting.bill_cents(evicted, sc.churn_cents),
+        n_evicted=tally.n_evicted + n_ev, n_wrong=tally.n_wrong + jnp.sum(wrong, dtype=jnp.int32),
+        lemons_evicted=tally.lemons_evicted + jnp.sum(evicted & s.lemon, dtype=jnp.int32),
+        first=jnp.where((tally.first == HOURS) & (n_ev > 0), x.hour, tally.first),
+        run_hours=tally.run_hours + n_run.astype(jnp.float32) * x.length)
+
+
+def round_step(carry: tuple[Slots, Tally], x: Round, f: Fixed, sc: Scenario) -> tuple[tuple[Slots, Tally], Trace]:
+    """One round at ``t_k`` (SPEC §6): score, mark and evict, replace, run set, bill."""
+    s, tally = carry
+    scored = score(s, x, f, sc)
+    marks, evicted = mark_and_evict(s, x, scored, f, sc)
+    new = replace(s, x, marks, evicted, f, sc)
+    chosen = run_set(new, scored, evicted, x, f, sc)
+    tally = bill(tally, s, x, evicted, chosen.run, sc)
+    return (new, tally), Trace(new.rate, chosen.run, evicted, chosen.score, jnp.sum(chosen.run, dtype=jnp.int32),
+                               chosen.boot)
+
+
 def outcome(d: Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Array]:
     """SPEC §6 outputs of one month (``OUTPUTS``); money in int32 cents.
 
@@ -125,92 +267,41 @@ def outcome(d: Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Arr
     """
     pool, a, W = sc.pool, sc.autoscaler, sc.window.hours
     rated = jnp.asarray(pool.rated())
-    cents = jnp.asarray(pool.price_cents())
-    replace = a.replace
 
     q0 = lottery.quality(d.month.lottery, sc.lottery)
     rate0, slot_dips = materialise((rated * q0, dips.place(d.month.dips, W, sc.dips)))
     hourly_demand = demand.profile(d.month.demand, sc.demand)
     ticket_q = lottery.quality(d.tickets, sc.lottery)
     noise = jnp.concatenate([d.month.noise[None], d.noise[1:]])
-    xs = Round(jnp.asarray(a.starts(), jnp.float32), jnp.asarray(a.starts()),
-               jnp.asarray(a.lengths(), jnp.float32), noise, ticket_q, lottery.lemon(d.tickets, sc.lottery),
-               per_round(lambda h: runset.target(h, sc.runset), hourly_demand, a.period),
-               jnp.asarray(a.rent(pool.price_cents())))
-
-    begin, depth = slot_dips.begin, slot_dips.depth
-    price = cents.astype(jnp.float32)
-
-    def step(carry, x: Round):
-        s, tally = carry
-        # Scoring at t_k, on each card's window [max(t_k - W, start), t_k).
-        lo = jnp.maximum(x.t - W, s.start)
-        length = x.t - lo
-        scored = s.present & (length > 0)
-        length = jnp.where(scored, length, 1.0)
-        m = window.mean_rate_over(s.rate, CardDips(s.lo, s.hi, depth), lo[:, None], x.t, length)
-        raw = window.noisy(m, x.eps, window.sigma_of(sc.window.sigma_hour, length))
-        typical = jnp.where(jnp.any(scored), masked_median(raw / rated, scored), 1.0)
-        score = jnp.where(scored, raw, rated * typical)
-        rel = score / rated
-
-        # Marks and evictions.
-        eligible = scored & (x.t - s.start >= a.min_age)
-        marks = jnp.where(eviction.mark(rel, eligible, sc.evict_limit, sc.eviction), s.marks + 1, 0)
-        evicted = marks >= a.strikes
-        wrong = checks.wrong(s.rate, evicted, pool, s.present)
-
-        # Replacement (or an empty slot); dips of a leaving card end at t_k, and
-        # dips beginning from t_k on belong to the slot's new card (or to none).
-        old = evicted[:, None] & (begin < x.t)
-        future = evicted[:, None] & (begin >= x.t)
-        hi = jnp.where(old, jnp.minimum(s.hi, x.t), s.hi)
-        if replace:
-            rate = jnp.where(evicted, rated * x.ticket_quality, s.rate)
-            start = jnp.where(evicted, x.t + a.boot_hours, s.start)
-            new = Slots(rate, jnp.where(evicted, x.ticket_quality, s.quality),
-                        jnp.where(evicted, x.ticket_lemon, s.lemon), s.present, start,
-                        jnp.where(evicted, 0, marks), jnp.where(future, jnp.maximum(begin, start[:, None]), s.lo),
-                        hi, jnp.where(future, depth * rate[:, None], s.weight))
-            score = jnp.where(evicted, rated * typical, score)
-        else:
-            new = Slots(jnp.where(evicted, 0.0, s.rate), s.quality, s.lemon, s.present & ~evicted, s.start,
-                        jnp.where(evicted, 0, marks), s.lo, hi, jnp.where(future, 0.0, s.weight))
-
-        # The run set to the round's target; its prorated rent; the churn fees.
-        run = runset.run_set(score, price, ~new.present, x.target, sc.runset)
-        # The run set's booting replacements (their rate is lost while they boot).
-        boot = tree_sum(jnp.where(evicted & run, new.rate, 0.0)) if replace else jnp.zeros((), jnp.float32)
-        n_ev = jnp.sum(evicted, dtype=jnp.int32)
-        n_run = jnp.sum(run, dtype=jnp.int32)
-        tally = Tally(tally.warm + accounting.bill_cents(run, x.rent),
-                      tally.churn + accounting.bill_cents(evicted, sc.churn_cents),
-                      tally.n_evicted + n_ev, tally.n_wrong + jnp.sum(wrong, dtype=jnp.int32),
-                      tally.lemons_evicted + jnp.sum(evicted & s.lemon, dtype=jnp.int32),
-                      jnp.where((tally.first == HOURS) & (n_ev > 0), x.hour, tally.first),
-                      tally.run_hours + n_run.astype(jnp.float32) * x.length)
-        return (new, tally), (new.rate, run, evicted, score, n_run, boot)
+    xs = Round(t=jnp.asarray(a.starts(), jnp.float32), hour=jnp.asarray(a.starts()),
+               length=jnp.asarray(a.lengths(), jnp.float32), eps=noise, ticket_quality=ticket_q,
+               ticket_lemon=lottery.lemon(d.tickets, sc.lottery),
+               target=per_round(lambda h: runset.target(h, sc.runset), hourly_demand, a.period),
+               rent=jnp.asarray(a.rent(pool.price_cents())))
+    fixed = Fixed(rated=rated, price=jnp.asarray(pool.price_cents()).astype(jnp.float32), begin=slot_dips.begin,
+                  depth=slot_dips.depth)
 
     p = pool.size
     zeros = jnp.zeros((), jnp.int32)
-    slots = Slots(rate0, q0, lottery.lemon(d.month.lottery, sc.lottery),
-                  jnp.ones(p, bool), jnp.full(p, -W, jnp.float32), jnp.zeros(p, jnp.int32),
-                  begin, slot_dips.end, depth * rate0[:, None])
-    tally = Tally(zeros, zeros, zeros, zeros, zeros, jnp.full((), HOURS, jnp.int32), jnp.zeros((), jnp.float32))
-    (end, tally), (rates, run, evicted, score, n_run, boot) = jax.lax.scan(step, (slots, tally), xs)
+    slots = Slots(rate=rate0, quality=q0, lemon=lottery.lemon(d.month.lottery, sc.lottery), present=jnp.ones(p, bool),
+                  start=jnp.full(p, -W, jnp.float32), marks=jnp.zeros(p, jnp.int32), lo=slot_dips.begin,
+                  hi=slot_dips.end, weight=slot_dips.depth * rate0[:, None])
+    tally = Tally(warm=zeros, churn=zeros, n_evicted=zeros, n_wrong=zeros, lemons_evicted=zeros,
+                  first=jnp.full((), HOURS, jnp.int32), run_hours=jnp.zeros((), jnp.float32))
+    (end, tally), trace = jax.lax.scan(lambda c, x: round_step(c, x, fixed, sc), (slots, tally), xs)
 
-    tok = accounting.round_tokens(rates, run, CardDips(end.lo, end.hi, end.weight), boot, a.boot_hours,
-                                  xs.t, hourly_demand, a.period)
+    tok = accounting.round_tokens(trace.rate, trace.run, CardDips(end.lo, end.hi, end.weight), trace.boot,
+                                  a.boot_hours, xs.t, hourly_demand, a.period)
     covers = accounting.ideal_covers(rate0, pool)
     class_rent = jnp.asarray(a.rent(np.array([c.price_cents for c in pool.classes])))
     peaks = per_round(jnp.max, hourly_demand, a.period)
     ideal = jnp.sum(jax.vmap(lambda pk, c: accounting.ideal_cost(covers, pk, pool, c))(peaks, class_rent),
                     dtype=jnp.int32)
 
-    out = month.report(tally.warm, tally.churn, ideal, n_run[0], tally.n_evicted, tally.n_wrong, tok, sc)
+    out = month.report(tally.warm, tally.churn, ideal, trace.n_run[0], tally.n_evicted, tally.n_wrong, tok, sc)
     n_present = jnp.sum(end.present, dtype=jnp.int32)
     out.update(
-        n_replaced=tally.n_evicted if replace else zeros,
+        n_replaced=tally.n_evicted if a.replace else zeros,
         mean_run=tally.run_hours / jnp.float32(HOURS),
         quality_end=accounting.ratio(tree_sum(jnp.where(end.present, end.quality, 0.0)),
                                      n_present.astype(jnp.float32)),
@@ -219,7 +310,7 @@ def outcome(d: Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Arr
         first_eviction_hour=tally.first,
     )
     if cards:
-        out.update(rate=rates, score=score, evicted=evicted, run=run)
+        out.update(rate=trace.rate, score=trace.score, evicted=trace.evicted, run=trace.run)
     return out
 
 

@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import _validate as v
-from .._pytree import pytree_dataclass
+from .._pytree import pytree_dataclass, set_field
 from ..kernels import masked_median
 from ..kernels import median as _median
 from .pool import Pool
@@ -22,9 +22,9 @@ class Checks:
     max_wrong: int = 0
 
     def __post_init__(self):
-        object.__setattr__(self, "max_shortfall", v.number("checks.max_shortfall", self.max_shortfall, lo=0.0, hi=1.0))
-        object.__setattr__(self, "min_convergence", v.nonneg("checks.min_convergence", self.min_convergence))
-        object.__setattr__(self, "max_wrong", v.count("checks.max_wrong", self.max_wrong, lo=0))
+        set_field(self, "max_shortfall", v.number("checks.max_shortfall", self.max_shortfall, lo=0.0, hi=1.0))
+        set_field(self, "min_convergence", v.nonneg("checks.min_convergence", self.min_convergence))
+        set_field(self, "max_wrong", v.count("checks.max_wrong", self.max_wrong, lo=0))
 
 
 def wrong(true_rate: jax.Array, evicted: jax.Array, pool: Pool, present: jax.Array | None = None) -> jax.Array:

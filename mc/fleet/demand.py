@@ -14,7 +14,7 @@ from .. import _validate as v
 from ..kernels import per_hour
 from ..serving.traffic import RequestLog
 from ..units import HOURS
-from .._pytree import fields_dict, pytree_dataclass
+from .._pytree import fields_dict, pytree_dataclass, set_field
 from ..kernels import poisson_capped
 from . import logdemand
 
@@ -106,22 +106,22 @@ class Demand:
         v.choice("demand.shape", self.shape, SHAPES)
         is_log = self.shape == "log"
         level = LEVEL if self.level is None and not is_log else self.level
-        object.__setattr__(self, "level", None if level is None else v.nonneg("demand.level", level))
-        object.__setattr__(self, "amplitude", v.number("demand.amplitude", self.amplitude, lo=0.0, hi=1.0))
-        object.__setattr__(self, "peak_hour", v.number("demand.peak_hour", self.peak_hour, lo=0.0, hi=24.0))
-        object.__setattr__(self, "weekend_factor", v.nonneg("demand.weekend_factor", self.weekend_factor))
-        object.__setattr__(self, "burst_rate", v.nonneg("demand.burst_rate", self.burst_rate))
-        object.__setattr__(self, "burst_height", v.nonneg("demand.burst_height", self.burst_height))
-        object.__setattr__(self, "burst_hours", v.positive("demand.burst_hours", self.burst_hours))
-        object.__setattr__(self, "max_bursts", v.count("demand.max_bursts", self.max_bursts, lo=1, hi=1024))
+        set_field(self, "level", None if level is None else v.nonneg("demand.level", level))
+        set_field(self, "amplitude", v.number("demand.amplitude", self.amplitude, lo=0.0, hi=1.0))
+        set_field(self, "peak_hour", v.number("demand.peak_hour", self.peak_hour, lo=0.0, hi=24.0))
+        set_field(self, "weekend_factor", v.nonneg("demand.weekend_factor", self.weekend_factor))
+        set_field(self, "burst_rate", v.nonneg("demand.burst_rate", self.burst_rate))
+        set_field(self, "burst_height", v.nonneg("demand.burst_height", self.burst_height))
+        set_field(self, "burst_hours", v.positive("demand.burst_hours", self.burst_hours))
+        set_field(self, "max_bursts", v.count("demand.max_bursts", self.max_bursts, lo=1, hi=1024))
         self._check_log_fields()
         if self.shape == "trace":
             if self.trace is None:
                 v.fail("demand.trace", None, "must be given (730 hourly values) when shape is 'trace'")
-            object.__setattr__(self, "trace", check_trace(self.trace))
+            set_field(self, "trace", check_trace(self.trace))
         elif is_log:
             given = self.trace
-            object.__setattr__(self, "trace", self._log_profile())
+            set_field(self, "trace", self._log_profile())
             if given is not None and not np.array_equal(np.asarray(given, np.float32), self.trace):
                 v.fail("demand.trace", "<values>", "is the log's profile with shape 'log', not given: give the "
                        "log (and scale or level) and leave trace out")
@@ -136,7 +136,7 @@ class Demand:
             if getattr(self, name) is not None and not isinstance(getattr(self, name), str):
                 v.fail(f"demand.{name}", _Shown(getattr(self, name)), "must be a str")
         if self.scale is not None:
-            object.__setattr__(self, "scale", v.nonneg("demand.scale", self.scale))
+            set_field(self, "scale", v.nonneg("demand.scale", self.scale))
         if self.shape != "log":
             for name in LOG_FIELDS:
                 if getattr(self, name) is not None:

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 
 from .. import _validate as v
 from ..units import HOURS
-from .._pytree import pytree_dataclass
+from .._pytree import pytree_dataclass, set_field
 from ..kernels import exponential, poisson_capped
 
 
@@ -26,11 +26,11 @@ class Dips:
     max_count: int = 8
 
     def __post_init__(self):
-        object.__setattr__(self, "rate", v.nonneg("dips.rate", self.rate))
-        object.__setattr__(self, "mean_hours", v.positive("dips.mean_hours", self.mean_hours))
-        object.__setattr__(self, "depth_lo", v.number("dips.depth_lo", self.depth_lo, lo=0.0, hi=1.0))
-        object.__setattr__(self, "depth_hi", v.number("dips.depth_hi", self.depth_hi, lo=self.depth_lo, hi=1.0))
-        object.__setattr__(self, "max_count", v.count("dips.max_count", self.max_count, lo=0, hi=64))
+        set_field(self, "rate", v.nonneg("dips.rate", self.rate))
+        set_field(self, "mean_hours", v.positive("dips.mean_hours", self.mean_hours))
+        set_field(self, "depth_lo", v.number("dips.depth_lo", self.depth_lo, lo=0.0, hi=1.0))
+        set_field(self, "depth_hi", v.number("dips.depth_hi", self.depth_hi, lo=self.depth_lo, hi=1.0))
+        set_field(self, "max_count", v.count("dips.max_count", self.max_count, lo=0, hi=64))
 
 
 class DipDraws(NamedTuple):

@@ -1,71 +1,170 @@
-"""Eviction (SPEC §1.5): rank by relative score, evict the lowest."""
+"""Eviction (SPEC §1.5): a rule marks cards, the package caps the marks.
+
+``Eviction`` holds the rule's name (``policy``, static: it fixes the compiled
+shape), the rule itself (``rule``, a ``policies.Policy`` whose fields are pytree
+leaves) and the churn fee. Its plain-data form is one flat ``[eviction]`` table:
+``policy``, the rule's own fields, ``churn``. A key the chosen rule does not declare
+is an error naming it, except the keys a file could carry before rules were values
+(``theta``/``max_share`` under ``share``, ``share`` under ``threshold``), which are
+checked against their range and ignored.
+
+Whatever a rule marks, the package keeps only marks on eligible cards, at most
+``limit`` of them, lowest relative score first, ties by index (``capped``).
+"""
 
 from __future__ import annotations
 
-import math
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 
 from .. import _validate as v
 from .._pytree import pytree_dataclass
-from ..kernels import lowest as lowest_of, masked_median, median
+from ..kernels import lowest
+from . import policies
+from .policies import Cards, Policy
 
-POLICIES = ("share", "threshold")
+# What a file could hold under each rule before rules were values (``mc show`` wrote
+# every field): accepted, checked against the declaring rule's range, not used.
+LEGACY = {"share": ("theta", "max_share"), "threshold": ("share",)}
 
 
 @pytree_dataclass(static=("policy",))
 class Eviction:
-    """``share``: evict ``floor(share·P)`` lowest; ``threshold``: evict those below
-    ``theta ×`` the median relative score, at most ``floor(max_share·P)``.
-    An evicted card bills ``churn × price``."""
+    """The §1.5 eviction: ``policy`` names a registered rule (``share``,
+    ``threshold``, ``zscore``, ``floor``, ...), ``rule`` is its value, and an
+    evicted card bills ``churn × price``. ``Eviction(share=0.2)``,
+    ``Eviction(policy="zscore", k=2)`` or ``Eviction(policy=ZScore(k=2))``; the
+    rule's fields read as attributes (``eviction.theta``)."""
 
     policy: str = "share"
-    share: float = 0.2
-    theta: float = 0.8
-    max_share: float = 0.5
+    rule: Policy | None = None
     churn: float = 0.15
 
-    def __post_init__(self):
-        v.choice("eviction.policy", self.policy, POLICIES)
-        object.__setattr__(self, "share", v.number("eviction.share", self.share, lo=0.0, hi=1.0, hi_open=True))
-        object.__setattr__(self, "theta", v.positive("eviction.theta", self.theta))
-        object.__setattr__(self, "max_share",
-                           v.number("eviction.max_share", self.max_share, lo=0.0, hi=1.0, hi_open=True))
-        object.__setattr__(self, "churn", v.nonneg("eviction.churn", self.churn))
+    def __init__(self, policy: Any = "share", *, churn: Any = 0.15, rule: Any = None, **fields: Any):
+        if isinstance(policy, Policy):  # a rule's value
+            if rule is not None or fields:
+                v.fail("eviction.policy", policy, "is a rule's value: give its fields there, not beside it")
+            rule, policy = policy, policy.key()
+        cls = policies.get(policy)
+        if rule is None:
+            own = cls.params()
+            for key, value in fields.items():
+                if key not in own:
+                    _foreign(policy, key, value)
+            rule = cls(**{k: x for k, x in fields.items() if k in own})
+        elif fields:
+            v.fail(f"eviction.{next(iter(fields))}", next(iter(fields.values())),
+                   "give the rule's fields in its value (eviction.rule), not beside it")
+        elif type(rule) is not cls:
+            v.fail("eviction.rule", rule, f"must be the {policy} rule's value ({cls.__name__})")
+        object.__setattr__(self, "policy", policy)
+        object.__setattr__(self, "rule", rule)
+        object.__setattr__(self, "churn", v.nonneg("eviction.churn", churn))
+
+    def __getattr__(self, name: str) -> Any:
+        rule = self.__dict__.get("rule")
+        if rule is not None and not name.startswith("_") and name in type(rule).params():
+            return getattr(rule, name)
+        policy = self.__dict__.get("policy")
+        raise AttributeError(f"Eviction has no field {name!r}" + (f" under the {policy} policy" if policy else ""))
 
     def limit(self, pool_size: int) -> int:
-        """Most cards this policy may evict from a pool (exact, in float64)."""
-        frac = self.share if self.policy == "share" else self.max_share
-        return math.floor(frac * pool_size + 1e-9)
+        """Most cards this policy may evict (or mark) in a pool (exact, in float64)."""
+        return self.rule.limit(pool_size)
+
+    # -- the flat [eviction] table ----------------------------------------------------------
+    @classmethod
+    def field_keys(cls) -> list[str]:
+        """Every key the table may hold: the policy, each registered rule's fields, churn."""
+        return ["policy", *policies.fields(), "churn"]
+
+    def to_fields(self) -> dict[str, Any]:
+        """The table: the policy, its rule's fields, the churn."""
+        return {"policy": self.policy, **self.rule.fields(), "churn": self.churn}
+
+    @classmethod
+    def from_fields(cls, merged: dict[str, Any], given: dict[str, Any]) -> "Eviction":
+        """From a table (``given``) over a base's (``merged`` holds both): the base's
+        fields that the chosen rule does not declare are dropped (a policy changed),
+        the table's are checked as ``Eviction`` checks them."""
+        v.mapping("eviction", merged, "a table of fields")
+        v.mapping("eviction", given, "a table of fields")
+        policy = merged.get("policy", "share")
+        own = policies.get(policy).params()
+        fields = {k: x for k, x in merged.items() if k not in ("policy", "churn") and (k in own or k in given)}
+        return cls(policy=policy, churn=merged.get("churn", 0.15), **fields)
 
 
-def evict(rel: jax.Array, limit: jax.Array, p: Eviction) -> jax.Array:
-    """(pool,) bool evicted cards.
+def _foreign(policy: str, key: str, value: Any) -> None:
+    """A key the rule ``policy`` does not declare: a legacy key is checked against
+    its declaring rule's range and ignored; any other is a one-line error."""
+    owners = policies.fields().get(key)
+    if owners and key in LEGACY.get(policy, ()):
+        policies.declaration(key).check(f"eviction.{key}", value)
+        return
+    own = ", ".join(policies.get(policy).params()) or "none"
+    if owners:
+        v.fail(f"eviction.{key}", value, f"is not a field of the {policy} policy (it is {' and '.join(owners)}'s); "
+               f"the {policy} policy's fields: {own}")
+    v.fail(f"eviction.{key}", value, "is not a field of eviction; known: " + ", ".join(Eviction.field_keys()))
+
+
+# -- marks and the cap --------------------------------------------------------------------
+
+def capped(marked: jax.Array, rel: jax.Array, limit: jax.Array) -> jax.Array:
+    """(pool,) bool: at most ``limit`` of the ``marked`` cards, lowest relative
+    score ``rel`` first, ties by index."""
+    return marked & lowest(jnp.where(marked, rel, jnp.inf), limit)
+
+
+def marks(p: Eviction, cards: Cards) -> jax.Array:
+    """(pool,) bool: what the package keeps of the rule's marks: those on eligible
+    cards, at most ``cards.limit`` of them (lowest relative score first, ties by index)."""
+    marked = p.rule.mark(cards)
+    if not (isinstance(marked, jax.Array) and marked.shape == cards.rel.shape and marked.dtype == jnp.bool_):
+        raise TypeError(f"eviction rule {p.policy!r}: mark must return a {cards.rel.shape} bool array, not "
+                        f"{getattr(marked, 'shape', None)} {getattr(marked, 'dtype', type(marked).__name__)}")
+    return capped(marked if cards.every else marked & cards.eligible, cards.rel, cards.limit)
+
+
+def evict(rel: jax.Array, limit: jax.Array, p: Eviction, *, score: jax.Array | None = None,
+          rated: jax.Array | None = None, served: Any = 0.0) -> jax.Array:
+    """(pool,) bool evicted cards of a §1 month: every card eligible, "marks" means
+    "evicts".
 
     Arguments:
         rel: (pool,) float32 relative score ``s / r``.
         limit: () int32, ``Eviction.limit(P)``.
+        score, rated: (pool,) tok/s (default ``rel`` and 1). served: hours each card
+            has served (the window ``W`` for the month's cards).
     """
-    lowest = lowest_of(rel, limit)
-    if p.policy == "share":
-        return lowest
-    # Cards below the threshold are a prefix of the ascending order, so the
-    # cap keeps the lowest of them.
-    return lowest & (rel < p.theta * median(rel))
+    every = jnp.ones(rel.shape, bool)
+    return marks(p, _cards(rel, every, limit, score, rated, served, None, every=True))
 
 
-def mark(rel: jax.Array, eligible: jax.Array, limit: jax.Array, p: Eviction) -> jax.Array:
-    """(pool,) bool: the cards the policy marks among the eligible ones (SPEC §6):
-    ``share`` the ``limit`` lowest relative scores, ``threshold`` those below
-    ``theta ×`` the eligible cards' median, at most ``limit`` (lowest first, ties
-    by index). With every card eligible it is ``evict``.
+def mark(rel: jax.Array, eligible: jax.Array, limit: jax.Array, p: Eviction, *, score: jax.Array | None = None,
+         rated: jax.Array | None = None, served: Any = 0.0, strikes: jax.Array | None = None) -> jax.Array:
+    """(pool,) bool: the cards the policy marks among the eligible ones (SPEC §6),
+    at most ``limit`` (lowest relative score first, ties by index). With every card
+    eligible it is ``evict``.
 
     Arguments:
         rel: (pool,) float32 relative score ``s / r``. eligible: (pool,) bool.
         limit: () int32, ``Eviction.limit(P)`` with ``P`` every slot.
+        score, rated, served, strikes: as ``policies.Cards`` holds them.
     """
-    lowest = eligible & lowest_of(jnp.where(eligible, rel, jnp.inf), limit)
-    if p.policy == "share":
-        return lowest
-    return lowest & (rel < p.theta * masked_median(rel, eligible))
+    return marks(p, _cards(rel, eligible, limit, score, rated, served, strikes))
+
+
+def _cards(rel, eligible, limit, score, rated, served, strikes, every=False) -> Cards:
+    shape = rel.shape
+    return Cards(rel=rel, score=rel if score is None else score,
+                 rated=jnp.ones(shape, rel.dtype) if rated is None else jnp.broadcast_to(rated, shape),
+                 eligible=eligible, served=jnp.broadcast_to(jnp.asarray(served, rel.dtype), shape),
+                 strikes=jnp.zeros(shape, jnp.int32) if strikes is None else strikes,
+                 limit=jnp.asarray(limit, jnp.int32), every=every)
+
+
+__all__ = ["Eviction", "LEGACY", "capped", "evict", "mark", "marks"]

@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import _validate as v
-from .._pytree import pytree_dataclass
+from .._pytree import pytree_dataclass, set_field
 from ..kernels import NORMAL_MAX, normal
 
 
@@ -25,13 +25,13 @@ class Lottery:
     lemon_factor: float = 0.67
 
     def __post_init__(self):
-        object.__setattr__(self, "mean", v.positive("lottery.mean", self.mean))
-        object.__setattr__(self, "sd", v.nonneg("lottery.sd", self.sd))
-        object.__setattr__(self, "lo", v.number("lottery.lo", self.lo, lo=0.0))
-        object.__setattr__(self, "hi", v.number("lottery.hi", self.hi, lo=self.lo, lo_open=True))
-        object.__setattr__(self, "lemon_rate", v.number("lottery.lemon_rate", self.lemon_rate, lo=0.0, hi=1.0))
-        object.__setattr__(self, "lemon_factor",
-                           v.number("lottery.lemon_factor", self.lemon_factor, lo=0.0, lo_open=True, hi=1.0))
+        set_field(self, "mean", v.positive("lottery.mean", self.mean))
+        set_field(self, "sd", v.nonneg("lottery.sd", self.sd))
+        set_field(self, "lo", v.number("lottery.lo", self.lo, lo=0.0))
+        set_field(self, "hi", v.number("lottery.hi", self.hi, lo=self.lo, lo_open=True))
+        set_field(self, "lemon_rate", v.number("lottery.lemon_rate", self.lemon_rate, lo=0.0, hi=1.0))
+        set_field(self, "lemon_factor",
+                  v.number("lottery.lemon_factor", self.lemon_factor, lo=0.0, lo_open=True, hi=1.0))
 
 
 def max_quality(p: Lottery) -> float:

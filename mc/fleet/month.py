@@ -13,23 +13,26 @@ import jax
 import jax.numpy as jnp
 
 from .. import _validate as v
-from ..engine import Schema
+from ..engine import Column, Schema, of_kind
 from ..kernels import materialise, uniforms
 from . import accounting, checks, demand, dips, eviction, lottery, runset, window
 from .scenario import Scenario
 
-# Per-month outputs (SPEC §2) in order, each with its kind: money is int32 cents
-# until the host converts it, counts int32, floats float32, checks bool.
-KINDS = {
-    "bill": "money", "warm_bill": "money", "churn_bill": "money", "ideal_bill": "money",
-    "convergence": "float", "n_run": "count", "n_evicted": "count", "n_wrong": "count",
-    "wrong_share": "float", "demand_tokens": "float", "delivered_tokens": "float",
-    "capacity_tokens": "float", "shortfall": "float", "idle_burn": "float",
-    "pass_capacity": "pass", "pass_convergence": "pass", "pass_eviction": "pass",
+# Per-month outputs (SPEC §2) in order, each with its kind and units: money is int32
+# cents until the host converts it ($), counts int32, floats float32, checks bool
+# (their units: the pass rate's).
+COLUMNS = {
+    "bill": Column("money", "$"), "warm_bill": Column("money", "$"), "churn_bill": Column("money", "$"),
+    "ideal_bill": Column("money", "$"), "convergence": Column("float", ""), "n_run": Column("count", "cards"),
+    "n_evicted": Column("count", "cards"), "n_wrong": Column("count", "cards"), "wrong_share": Column("float", "share"),
+    "demand_tokens": Column("float", "tokens"), "delivered_tokens": Column("float", "tokens"),
+    "capacity_tokens": Column("float", "tokens"), "shortfall": Column("float", "share"),
+    "idle_burn": Column("float", "$"), "pass_capacity": Column("pass", "share"),
+    "pass_convergence": Column("pass", "share"), "pass_eviction": Column("pass", "share"),
 }
-OUTPUTS = tuple(KINDS)
-MONEY, COUNTS, FLOATS, PASSES = (tuple(c for c, k in KINDS.items() if k == kind)
-                                 for kind in ("money", "count", "float", "pass"))
+KINDS = {c: col.kind for c, col in COLUMNS.items()}
+OUTPUTS = tuple(COLUMNS)
+MONEY, COUNTS, FLOATS, PASSES = (of_kind(COLUMNS, kind) for kind in ("money", "count", "float", "pass"))
 MODE_COLUMNS = ("bill", "n_run", "n_evicted")
 SCENARIO = "a Scenario (mc.presets.get(name), mc.load_scenario(path) or mc.Scenario(...))"
 
@@ -39,8 +42,7 @@ def schema(sc: Scenario) -> Schema:
     values the pool allows, counts from 0 to the pool size."""
     v.instance("sc", sc, Scenario, SCENARIO)
     money = {c: accounting.money_support(sc.pool, sc.churn_cents, c) for c in MONEY}
-    return Schema(columns=OUTPUTS, money=money, counts={c: sc.pool.size + 1 for c in COUNTS},
-                  floats=FLOATS, passes=PASSES, modes=MODE_COLUMNS)
+    return Schema.of(COLUMNS, money=money, counts={c: sc.pool.size + 1 for c in COUNTS}, modes=MODE_COLUMNS)
 
 
 class Draws(NamedTuple):
@@ -87,7 +89,9 @@ def outcome(d: Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Arr
                                         dips.place(d.dips, sc.window.hours, sc.dips)))
     score = materialise(window.score(window.mean_rate(true_rate, card_dips, sc.window), d.noise, sc.window))
 
-    evicted = eviction.evict(score / rated, sc.evict_limit, sc.eviction)
+    # Every card has served the window W at the decision (it started at -W).
+    evicted = eviction.evict(score / rated, sc.evict_limit, sc.eviction, score=score, rated=rated,
+                             served=sc.window.hours)
     hourly_demand = demand.profile(d.demand, sc.demand)
     run = materialise(runset.run_set(score, cents.astype(jnp.float32), evicted,
                                      runset.target(hourly_demand, sc.runset), sc.runset))

@@ -10,6 +10,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from .. import _validate as v
+from .._pytree import set_field
 from ..serving import card as serving_card
 from ..units import HOURS
 from ..serving import latency, slo
@@ -30,9 +31,9 @@ class CardClass:
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
             v.fail("card.name", self.name, "must be a non-empty string")
-        object.__setattr__(self, "rated", v.positive(f"{self.name}.rated", self.rated))
+        set_field(self, "rated", v.positive(f"{self.name}.rated", self.rated))
         # A price rounds to whole cents; below one cent it would bill $0.
-        object.__setattr__(self, "price", v.number(f"{self.name}.price", self.price, lo=0.01, hi=MAX_POOL_CENTS / 100))
+        set_field(self, "price", v.number(f"{self.name}.price", self.price, lo=0.01, hi=MAX_POOL_CENTS / 100))
 
     @property
     def price_cents(self) -> int:
@@ -180,7 +181,7 @@ class Pool:
         names = [c.name for c, _ in checked]
         if len(set(names)) != len(names):
             v.fail("pool", names, "must name each card class once")
-        object.__setattr__(self, "groups", tuple(checked))
+        set_field(self, "groups", tuple(checked))
         rent = sum(n * c.price_cents for c, n in checked)
         if rent > MAX_POOL_CENTS:
             v.fail("pool", self.describe(), f"rents ${rent / 100:,.2f} a month, above the "

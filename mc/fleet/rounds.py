@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _validate as v
-from .._pytree import pytree_dataclass
+from .._pytree import pytree_dataclass, set_field
 from ..units import HOURS
 
 
@@ -24,14 +24,14 @@ class Autoscaler:
     min_age: float = 0.0
 
     def __post_init__(self):
-        object.__setattr__(self, "period", v.count("autoscaler.period", self.period, lo=1, hi=HOURS))
+        set_field(self, "period", v.count("autoscaler.period", self.period, lo=1, hi=HOURS))
         if not isinstance(self.replace, (bool, np.bool_)):
             v.fail("autoscaler.replace", self.replace, "must be true or false")
-        object.__setattr__(self, "replace", bool(self.replace))
-        object.__setattr__(self, "boot_hours", v.number("autoscaler.boot_hours", self.boot_hours, lo=0.0,
-                                                        hi=float(self.period), hi_open=True))
-        object.__setattr__(self, "strikes", v.count("autoscaler.strikes", self.strikes, lo=1))
-        object.__setattr__(self, "min_age", v.nonneg("autoscaler.min_age", self.min_age))
+        set_field(self, "replace", bool(self.replace))
+        set_field(self, "boot_hours", v.number("autoscaler.boot_hours", self.boot_hours, lo=0.0,
+                                               hi=float(self.period), hi_open=True))
+        set_field(self, "strikes", v.count("autoscaler.strikes", self.strikes, lo=1))
+        set_field(self, "min_age", v.nonneg("autoscaler.min_age", self.min_age))
 
     @property
     def rounds(self) -> int:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validate as v
-from .._pytree import fields_dict, pytree_dataclass, section
+from .._pytree import field_keys, fields_dict, pytree_dataclass, section, set_field
 from . import limits
 from .accounting import churn_cents
 from .checks import Checks
@@ -65,8 +65,8 @@ class Scenario:
                 v.fail(name, getattr(self, name), f"must be a {cls.__name__} or absent")
         limits.check_money(self.pool, self.eviction.churn)
         limits.check_floats(self.pool, self.lottery, self.window, self.demand)
-        object.__setattr__(self, "evict_limit", self.eviction.limit(self.pool.size))
-        object.__setattr__(self, "churn_cents", churn_cents(self.pool, self.eviction.churn))
+        set_field(self, "evict_limit", self.eviction.limit(self.pool.size))
+        set_field(self, "churn_cents", churn_cents(self.pool, self.eviction.churn))
         if self.autoscaler is not None:
             limits.check_rounds_money(self.pool, self.autoscaler, self.evict_limit, self.churn_cents)
 
@@ -136,7 +136,7 @@ def field_names() -> list[str]:
     """Every dotted field name a sweep may vary."""
     names = ["pool", "runset"]
     for name, scls in {**SECTIONS, **OPTIONAL}.items():
-        names += [f"{name}.{f.name}" for f in dataclasses.fields(scls) if f.init]
+        names += [f"{name}.{key}" for key in field_keys(scls)]
     return names
 
 

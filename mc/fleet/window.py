@@ -7,7 +7,7 @@ import jax.numpy as jnp
 
 from .. import _validate as v
 from ..kernels import NORMAL_MAX, normal, overlap, tree_sum
-from .._pytree import pytree_dataclass
+from .._pytree import pytree_dataclass, set_field
 from .dips import CardDips
 
 NAMED = {"hour": 1.0, "day": 24.0, "week": 168.0}
@@ -29,8 +29,8 @@ class Window:
     sigma_hour: float = 0.25
 
     def __post_init__(self):
-        object.__setattr__(self, "hours", hours(self.hours))
-        object.__setattr__(self, "sigma_hour", v.nonneg("window.sigma_hour", self.sigma_hour))
+        set_field(self, "hours", hours(self.hours))
+        set_field(self, "sigma_hour", v.nonneg("window.sigma_hour", self.sigma_hour))
 
 
 def max_gain(p: Window) -> float:

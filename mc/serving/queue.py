@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validate as v
-from .._pytree import pytree_dataclass
+from .._pytree import pytree_dataclass, set_field
 from . import catalogue
 from .arithmetic import MEM_UTIL, PREFILL_UTIL, kv_bytes_per_token, weight_bytes
 from .traffic import RequestLog, check_block
@@ -130,7 +130,7 @@ class Serving:
     replay: bool = False
 
     def __post_init__(self):
-        set_ = partial(object.__setattr__, self)
+        set_ = partial(set_field, self)
         m, g = catalogue.model(self.model), catalogue.gpu(self.gpu)
         set_("model", m.name)
         set_("gpu", g.name)

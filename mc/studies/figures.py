@@ -13,16 +13,11 @@ from __future__ import annotations
 from typing import Mapping
 
 from ..engine import mean_figure, pass_figure
+from ..fleet import autoscaler as fleet_autoscaler
 
-# SPEC §2 and §6 outputs of a fleet-month.
-FLEET_UNITS = {
-    "bill": "$", "warm_bill": "$", "churn_bill": "$", "ideal_bill": "$", "idle_burn": "$",
-    "convergence": "", "wrong_share": "share", "shortfall": "share",
-    "n_run": "cards", "n_evicted": "cards", "n_wrong": "cards",
-    "demand_tokens": "tokens", "delivered_tokens": "tokens", "capacity_tokens": "tokens",
-    "n_replaced": "cards", "mean_run": "cards", "quality_end": "", "lemons_end": "cards",
-    "lemons_evicted": "cards", "first_eviction_hour": "h",
-}
+# SPEC §2 and §6 outputs of a fleet-month, from their column table (the checks are
+# pass rates: ``pass_figure``'s).
+FLEET_UNITS = {c: col.units for c, col in fleet_autoscaler.COLUMNS.items() if col.kind != "pass"}
 # SPEC §4 outputs of a month of buying (the settled columns, then the token flows).
 BUY_UNITS = {
     "bill": "$", "owned_bill": "$", "rented_bill": "$", "api_bill": "$",

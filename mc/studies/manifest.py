@@ -22,6 +22,7 @@ import numpy as np
 from .. import _json
 from .. import _validate as v
 from ..files import digest, write_table, write_text
+from ..fleet import policies
 
 CRN = "common random numbers: every point uses the seed; month i uses fold_in(key(seed), i)"
 
@@ -76,14 +77,17 @@ def git_commit() -> dict | None:
 
 def provenance(*, backend: bool = True, **extra) -> dict:
     """What ran, for every output: ``extra`` fields (seed, n, wall time, ...) as
-    given, then the versions, backend, devices, git commit and the time.
+    given, the eviction rules loaded from users' files (origin, path, sha256) when
+    any was, then the versions, backend, devices, git commit and the time.
     ``backend=False``: for host arithmetic that starts no device backend (the
     backend and devices are then null)."""
     if backend:
         import jax
 
+    rules = policies.loaded()
     return {
         **plain(extra),
+        **({"rules": rules} if rules else {}),
         "versions": versions(),
         "backend": jax.default_backend() if backend else None,
         "devices": [str(d) for d in jax.devices()] if backend else None,

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..fleet import Scenario
 from ..fleet.accounting import ideal_plan
+from ..fleet.policies import NumpyCards
 from ..units import HOURS, SECONDS
 
 
@@ -109,13 +110,16 @@ def outcome(d, sc: Scenario) -> dict[str, np.ndarray]:
     m = true * np.maximum(0, 1 - np.sum(depth * seen, axis=-1) / W)
     score = np.maximum(0, m * (1 + f32(Wn.sigma_hour * np.sqrt(1.0 / Wn.hours)) * d.noise))
 
-    # Eviction: lowest relative scores (stable: ties by index).
+    # Eviction: the rule's NumPy twin marks (every card eligible, each has served
+    # the window), the cap keeps the lowest marked relative scores (stable: ties by index).
     rel = score / rated
+    cards = NumpyCards(rel=rel, score=score, rated=np.broadcast_to(rated, rel.shape), eligible=np.ones(rel.shape, bool),
+                       served=np.full(rel.shape, W), strikes=np.zeros(rel.shape, np.int32), limit=sc.evict_limit)
+    marked = E.rule.mark_numpy(cards)
     rank = np.empty((batch, size), np.int64)
-    np.put_along_axis(rank, np.argsort(rel, axis=1, kind="stable"), np.arange(size)[None, :], axis=1)
-    evicted = rank < sc.evict_limit
-    if E.policy == "threshold":
-        evicted &= rel < f32(E.theta) * np.median(rel, axis=1, keepdims=True).astype(f32)
+    order = np.argsort(np.where(marked, rel, np.inf), axis=1, kind="stable")
+    np.put_along_axis(rank, order, np.arange(size)[None, :], axis=1)
+    evicted = marked & (rank < sc.evict_limit)
 
     # Run set.
     demand = _profile(d.demand, sc, batch)

@@ -32,6 +32,7 @@ from .. import files
 from . import manifest
 from . import blocks
 from .store import FolderLock, tag
+from ..fleet.eviction import Eviction
 from ..fleet.scenario import OPTIONAL, SECTIONS, Scenario
 
 # A point's figures: name -> what a month contributes (its mean over months is the figure).
@@ -54,6 +55,15 @@ def _month_figures(out: dict) -> dict:
 # shape gives it a value: a request log's own mean).
 CONTINUOUS = ("float", float, "float | None")
 
+def _continuous(base: Scenario, cls) -> dict[str, bool]:
+    """A section's fields, each with whether it varies continuously. The eviction
+    rule's fields are the base's policy's (each a float with its declared range)."""
+    if cls is Eviction:
+        return {"policy": False, **dict.fromkeys(base.eviction.rule.params(), True), "churn": True}
+    return {f.name: f.name not in cls._static_fields and f.type in CONTINUOUS for f in dataclasses.fields(cls)
+            if f.init}
+
+
 def check_ranges(base: Scenario, ranges: Any) -> dict[str, tuple[float, float]]:
     """Validated ``{"section.field": (lo, hi)}``: numeric, non-static, non-integer
     scenario fields with ``lo < hi``, both ends valid values of the field."""
@@ -63,13 +73,11 @@ def check_ranges(base: Scenario, ranges: Any) -> dict[str, tuple[float, float]]:
     sections = {**SECTIONS, **OPTIONAL}  # [autoscaler] fields too (SPEC §6)
     for name, pair in ranges.items():
         head, _, tail = str(name).partition(".")
-        cls = sections.get(head)
-        fields = {f.name: f for f in dataclasses.fields(cls)} if cls else {}
-        if tail not in fields or not fields[tail].init:
-            known = [f"{s}.{f.name}" for s, c in sections.items() for f in dataclasses.fields(c)
-                     if f.init and f.name not in c._static_fields and f.type in CONTINUOUS]
+        fields = _continuous(base, sections[head]) if head in sections else {}
+        if tail not in fields:
+            known = [f"{s}.{f}" for s, c in sections.items() for f, ok in _continuous(base, c).items() if ok]
             v.fail(f"ranges.{name}", pair, "is not a numeric scenario field; known: " + ", ".join(known))
-        if tail in cls._static_fields or fields[tail].type not in CONTINUOUS:
+        if not fields[tail]:
             v.fail(f"ranges.{name}", pair, "fixes shapes or modes or is an integer (it cannot vary continuously)")
         if not isinstance(pair, (list, tuple)) or len(pair) != 2:
             v.fail(f"ranges.{name}", pair, "must be [lo, hi]")

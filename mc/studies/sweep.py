@@ -47,6 +47,7 @@ import pandas as pd
 
 from .. import _validate as v
 from .. import files
+from .._pytree import set_field
 from .._version import __version__
 from ..engine import describe
 from ..fleet import Scenario, field_names, simulate
@@ -85,13 +86,13 @@ class Sweep:
 
     def __post_init__(self):
         check_grid(self.grid)
-        object.__setattr__(self, "grid", {k: tuple(vals) for k, vals in self.grid.items()})
-        object.__setattr__(self, "n", v.count("n", self.n, lo=1, hi=2**32))
-        object.__setattr__(self, "seed", v.count("seed", self.seed, lo=0, hi=2**31 - 1))
+        set_field(self, "grid", {k: tuple(vals) for k, vals in self.grid.items()})
+        set_field(self, "n", v.count("n", self.n, lo=1, hi=2**32))
+        set_field(self, "seed", v.count("seed", self.seed, lo=0, hi=2**31 - 1))
         for name, expr in v.mapping("derive", self.derive).items():
             if not isinstance(expr, str) or not expr.strip():
                 v.fail(f"derive.{name}", expr, "must be a pandas expression over the outputs, e.g. 'idle_burn / bill'")
-        object.__setattr__(self, "derive", dict(self.derive))
+        set_field(self, "derive", dict(self.derive))
 
     # -- plain data ------------------------------------------------------
     def config(self) -> dict:
@@ -122,7 +123,9 @@ class Sweep:
         base = files.scenario_from_data(table if preset is None else {**table, "preset": preset}, folder)
         if "grid" not in data:
             v.fail("grid", None, "must be a table of field = [values], e.g. \"window.hours\" = [1, 24, 168]")
-        return cls(base=base, grid=flatten_grid(data["grid"]), n=data.get("n", DEFAULT_N),
+        grid = flatten_grid(data["grid"])
+        files.load_policies(grid.get("eviction.policy", []), folder, "grid.eviction.policy")
+        return cls(base=base, grid=grid, n=data.get("n", DEFAULT_N),
                    seed=data.get("seed", 0), derive=data.get("derive") or {})
 
 
@@ -203,13 +206,16 @@ def points(sweep: Sweep) -> list[Point]:
 
 def label(scenario: Scenario, field: str) -> Any:
     """The canonical value of a dotted field in a scenario: plain float/int/str,
-    ``"16 x flagship"`` for a pool (JSON for custom cards), a short hash for a trace."""
+    ``"16 x flagship"`` for a pool (JSON for custom cards), a short hash for a trace;
+    None for an eviction field the scenario's policy does not declare."""
     if field == "pool":
         data = pool_to_data(scenario.pool)
         return data if isinstance(data, str) else json.dumps(data, sort_keys=True)
     if field == "runset":
         return scenario.runset
     head, _, tail = field.partition(".")
+    if head == "eviction" and tail not in scenario.eviction.to_fields():
+        return None  # another policy's field: it does not apply
     val = getattr(getattr(scenario, head), tail)
     if isinstance(val, np.ndarray):
         return f"<{val.size} values {_hash(val.tolist())[:8]}>"

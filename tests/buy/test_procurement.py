@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 import ref_procurement as ref
+from conftest import one_fast
 
 from mc import engine
 from mc import buy as P
@@ -100,7 +101,7 @@ def agrees_with_reference(p: P.Procurement, owned: dict, caps: dict, lottery: di
 
 
 @pytest.mark.parametrize("api", [True, False], ids=["api", "no-api"])
-@pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.parametrize("name", one_fast(CASES))
 def test_month_matches_numpy_reference(name, api):
     case = CASES[name]
     cols = agrees_with_reference(make(case, api), case["owned"], case["rent_cap"], case.get("lottery"))
@@ -117,7 +118,7 @@ def test_month_under_strict_promotion():
         np.testing.assert_allclose(np.asarray(strict[key]), np.asarray(out[key]), rtol=1e-6)
 
 
-@pytest.mark.parametrize("name", PP.names())
+@pytest.mark.parametrize("name", one_fast(PP.names()))
 def test_presets_match_numpy_reference(name):
     """Every buying preset, a few months, against the reference (a new preset gets
     its reference test)."""
@@ -169,6 +170,7 @@ def preset_results():
     return {name: P.simulate(PP.get(name), N, seed=0) for name in PP.names()}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, check", [
     ("used-chip-bargain", "margin"), ("shiny-chip-bet", "idle"), ("api-tax", "overflow")])
 def test_presets_fail_their_check(preset_results, name, check):
@@ -177,6 +179,7 @@ def test_presets_fail_their_check(preset_results, name, check):
     assert s["pass"]["all"]["rate"] < 0.5
 
 
+@pytest.mark.slow
 def test_presets_fail_different_checks(preset_results):
     failing = {name: {c for c in ("idle", "margin", "overflow") if r.summary["pass"][c]["rate"] < 0.5}
                for name, r in preset_results.items()}
@@ -185,6 +188,7 @@ def test_presets_fail_different_checks(preset_results):
     assert "idle" in failing["shiny-chip-bet"]
 
 
+@pytest.mark.slow
 def test_shiny_chip_bet_is_the_story(preset_results):
     p = PP.get("shiny-chip-bet")
     assert p.owned == (0, 152_069, 0) and p.owned_cents() == 441_000_100_00  # $441,000,100
@@ -193,6 +197,7 @@ def test_shiny_chip_bet_is_the_story(preset_results):
     assert 0.6 < s["idle_share"]["p50"] < 0.8  # the story: about 71% idle
 
 
+@pytest.mark.slow
 def test_reproducible_across_chunks(preset_results):
     p = PP.get("api-tax")
     a = P.simulate(p, N, seed=0, chunk=64, keep_samples=True).samples

@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 import ref_procurement as ref
+from conftest import one_fast
 from test_procurement import draw_and_outcome
 
 import mc.engine.run as engine_run
@@ -118,7 +119,7 @@ def test_rent_fills_the_forecast_peak_only(samples):
 
 
 
-@pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.parametrize("name", one_fast(CASES))
 def test_served_matches_reference(name):
     """Every month's unserved share, served and pass_all flags against the reference;
     where the reference (float64) has capacity cover every hour with a margin, the

@@ -35,12 +35,14 @@ def test_presets_json(capsys):
     assert golden["bill_mode"] == 69_940.0 and golden["delivered_rate_p50"] == pytest.approx(60_000, rel=1e-4)
 
 
+@pytest.mark.slow
 def test_presets_table(capsys):
     assert main(["presets", "--n", N, "--seed", "1", "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "golden-idler" in out and "69,940.00" in out and "28,840.00" in out
 
 
+@pytest.mark.slow
 def test_run_writes_parquet(tmp_path, capsys):
     out = tmp_path / "r" / "months.parquet"
     assert main(["run", "golden-idler", "--n", "200", "--out", str(out), "--quiet"]) == 0
@@ -56,6 +58,7 @@ def test_run_writes_parquet(tmp_path, capsys):
     assert manifest.verify(out.parent / "months.csv.manifest.json")["n"] == 100
 
 
+@pytest.mark.slow
 def test_run_toml(tmp_path, capsys):
     path = tmp_path / "s.toml"
     path.write_text('preset = "golden-idler"\nrunset = "steady"\n')
@@ -85,11 +88,13 @@ def test_no_traceback_from_console():
     assert "Traceback" not in proc.stderr and "n=0" in proc.stderr
 
 
+@pytest.mark.slow
 def test_help_lists_commands():
     proc = subprocess.run([sys.executable, "-m", "mc.cli", "--help"], capture_output=True, text=True)
     assert proc.returncode == 0 and "presets" in proc.stdout and "run" in proc.stdout
 
 
+@pytest.mark.slow
 def test_run_prints_units_thresholds_and_no_scientific_notation(capsys):
     assert main(["run", "noise-evictor-day", "--n", "500", "--quiet"]) == 0
     out = capsys.readouterr().out
@@ -98,6 +103,7 @@ def test_run_prints_units_thresholds_and_no_scientific_notation(capsys):
     assert "(shortfall <= 0.01)" in out and "(convergence >= 0.9)" in out and "(wrong evictions <= 0)" in out
 
 
+@pytest.mark.slow
 def test_run_out_carries_a_month_index_and_its_provenance(tmp_path, capsys):
     import json
 

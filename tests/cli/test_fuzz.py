@@ -1,5 +1,6 @@
 """Hostile input over the command line and TOML files: every case exits 2 with one
-line on stderr, never a traceback (the slow tier; the count is in ``test_case_count``)."""
+line on stderr, never a traceback (every case in the slow tier, every 20th in the
+fast tier too; the count is in ``test_case_count``)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,10 @@ import pytest
 from mc.cli import main
 from mc.fleet.scenario import field_names
 
-pytestmark = pytest.mark.slow
+
+def sample(cases: list, every: int = 20) -> list:
+    """The cases for parametrize: all run in the slow tier, every ``every``-th in the fast tier too."""
+    return [pytest.param(c, marks=() if i % every == 0 else pytest.mark.slow) for i, c in enumerate(cases)]
 
 # -- the command line --------------------------------------------------------------------
 
@@ -83,7 +87,7 @@ def one_line_exit_2(argv: list[str], capsys) -> str:
     return err
 
 
-@pytest.mark.parametrize("argv", CLI, ids=[" ".join(a) or "<none>" for a in CLI])
+@pytest.mark.parametrize("argv", sample(CLI), ids=[" ".join(a) or "<none>" for a in CLI])
 def test_bad_command_lines(argv, places, capsys):
     one_line_exit_2([a.format(**places) for a in argv], capsys)
 
@@ -113,7 +117,7 @@ TOML += [
 ]
 
 
-@pytest.mark.parametrize("text", TOML, ids=[t.replace("\n", " ")[:60] for t in TOML])
+@pytest.mark.parametrize("text", sample(TOML), ids=[t.replace("\n", " ")[:60] for t in TOML])
 def test_bad_scenario_files(text, tmp_path, capsys):
     (tmp_path / "t.csv").write_text("\n".join(["100"] * 730))
     path = tmp_path / "s.toml"

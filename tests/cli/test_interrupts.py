@@ -19,6 +19,7 @@ import pandas as pd
 import pytest
 
 from _interrupts import at_chunk
+from conftest import one_fast
 from mc.cli import main
 from mc.studies import manifest
 from mc.studies import sweep as sw
@@ -35,7 +36,7 @@ def one_line(err: str) -> str:
 RUN = ["run", "golden-idler", "--n", "1024", "--chunk", "256", "--seed", "5", "--quiet"]
 
 
-@pytest.mark.parametrize("k", [1, 2])  # of 4 chunks (a Ctrl-C lets the chunk in hand finish)
+@pytest.mark.parametrize("k", one_fast([1, 2]))  # of 4 chunks (a Ctrl-C lets the chunk in hand finish)
 def test_run_out_interrupted_writes_nothing_and_keeps_a_whole_earlier_file(k, tmp_path, capsys):
     out = tmp_path / "m.parquet"
     with at_chunk(k):
@@ -66,6 +67,7 @@ def _report(folder):
     return made
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("k", [1, 7])
 def test_calibrate_out_interrupted_writes_nothing_and_a_rerun_matches(k, tmp_path, capsys):
     clean, cut = tmp_path / "clean", tmp_path / "cut"
@@ -85,6 +87,7 @@ def test_calibrate_out_interrupted_writes_nothing_and_a_rerun_matches(k, tmp_pat
 
 # -- mc sensitivity --out --------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_sensitivity_out_interrupted_writes_nothing(tmp_path, capsys):
     (tmp_path / "r.toml").write_text('[ranges]\n"window.hours" = [1, 168]\n"lottery.sd" = [0.01, 0.1]\n')
     out = tmp_path / "out"

@@ -44,6 +44,7 @@ def test_mean_and_pass_figures():
     assert figures.units_of("bill", figures.FLEET_UNITS) == "$"
 
 
+@pytest.mark.slow
 def test_run_json(capsys):
     assert main(["run", "noise-evictor", "--n", "300", "--seed", "2", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -58,6 +59,7 @@ def test_run_json(capsys):
     check_provenance(out["provenance"], 300, 2)
 
 
+@pytest.mark.slow
 def test_presets_json_keeps_its_keys_and_adds_intervals_figures_and_provenance(capsys):
     assert main(["presets", "--n", "200", "--json"]) == 0
     captured = capsys.readouterr()

@@ -5,6 +5,7 @@ import re
 
 import pytest
 
+from conftest import one_fast
 from mc.cli import main
 
 # tqdm's "done/total [elapsed<remaining, rate months/s]"
@@ -17,11 +18,11 @@ def sweep_file(tmp_path):
     return str(path)
 
 
-@pytest.mark.parametrize("argv", [
+@pytest.mark.parametrize("argv", one_fast([
     ["run", "golden-idler", "--n", "300"],
     ["buy", "api-tax", "--n", "100"],
     ["sweep", "SWEEP", "--fresh"],
-])
+], keep=["buy", "api-tax", "--n", "100"]))
 def test_progress_shows_rate_and_eta_and_quiet_hides_it(argv, tmp_path, capsys):
     argv = [sweep_file(tmp_path) if a == "SWEEP" else a for a in argv]
     if argv[0] == "sweep":
@@ -35,6 +36,7 @@ def test_progress_shows_rate_and_eta_and_quiet_hides_it(argv, tmp_path, capsys):
     assert capsys.readouterr().err == ""
 
 
+@pytest.mark.slow
 def test_presets_share_one_bar_over_every_preset(capsys):
     assert main(["presets", "--n", "200", "--progress"]) == 0
     err = capsys.readouterr().err
@@ -42,6 +44,7 @@ def test_presets_share_one_bar_over_every_preset(capsys):
     assert re.search(r"1\.80k/1\.80k", err)  # 9 presets x 200 months, one bar
 
 
+@pytest.mark.slow
 def test_a_cold_run_says_it_is_compiling_before_its_bar(capsys):
     from mc import engine
 

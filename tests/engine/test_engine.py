@@ -10,6 +10,7 @@ from mc.fleet.accounting import money_support
 from mc.cli import main
 
 from _synthetic import month, simulate_with
+from conftest import one_fast
 
 SC = mc.presets.get("golden-idler-steady")
 
@@ -87,7 +88,8 @@ def test_exact_percentile_matches_numpy(q, seed):
     assert engine.exact_percentile(values, counts, q) == np.percentile(x, q)
 
 
-@pytest.mark.parametrize("pool", ["32 x flagship", "20 x flagship + 12 x bargain", "3 x bargain"])
+@pytest.mark.parametrize("pool", one_fast(["32 x flagship", "20 x flagship + 12 x bargain", "3 x bargain"],
+                                          keep="20 x flagship + 12 x bargain"))
 def test_money_support_holds_every_bill(pool):
     sc = SC.replace(pool=pool)
     r = mc.simulate(sc, 50, seed=0, chunk=64, keep_samples=True) if pool == "3 x bargain" else None
@@ -108,6 +110,9 @@ class _AsIs:
         return self.red(out, mask, aux)
 
 
+# Two programs compiled per preset: slow (every layout is checked against NumPy in
+# tests/kernels/test_counts.py).
+@pytest.mark.slow
 @pytest.mark.parametrize("preset", ["golden-idler-steady", "noise-evictor-day", "lemon-hunter"])
 def test_parallel_count_layout_gives_the_cpu_results_bit_for_bit(preset):
     """The reducer's layout for parallel devices (one-hot sums, lanes: no

@@ -20,6 +20,7 @@ def _stream_chunk(chunk=None):
     return run.chunk, np.concatenate(seen)
 
 
+@pytest.mark.slow
 def test_the_automatic_chunk_shrinks_to_the_budget(monkeypatch):
     _, wide = _stream_chunk()
     monkeypatch.setenv("MC_MEMORY_GB", SMALL)
@@ -28,6 +29,7 @@ def test_the_automatic_chunk_shrinks_to_the_budget(monkeypatch):
     np.testing.assert_array_equal(wide, narrow)
 
 
+@pytest.mark.slow
 def test_a_chunk_over_the_budget_is_refused_with_what_fits(monkeypatch):
     monkeypatch.setenv("MC_MEMORY_GB", SMALL)
     fits, _ = _stream_chunk()
@@ -36,6 +38,7 @@ def test_a_chunk_over_the_budget_is_refused_with_what_fits(monkeypatch):
     _stream_chunk(chunk=fits)  # what it says fits does
 
 
+@pytest.mark.slow
 def test_a_month_over_the_budget_is_one_line(monkeypatch, capsys):
     assert main(["run", "golden-idler", "--n", "10", "--quiet"]) == 0  # compiled and kept under the default budget
     capsys.readouterr()
@@ -60,6 +63,7 @@ def test_the_budget_defaults_to_a_quarter_of_the_memory(monkeypatch):
     assert engine.memory_budget(engine.device_list()[0]) == ram // 4
 
 
+@pytest.mark.slow
 def test_compiled_steps_are_bounded_and_can_be_dropped(monkeypatch):
     # Each compiled program holds memory maps of its own: a process compiling
     # without end keeps only the most recent few.

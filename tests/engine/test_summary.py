@@ -34,6 +34,7 @@ def test_pass_count_and_of_columns():
     assert s["pass"]["x"]["rate"] == 0.75 and s["modes"]["bill"] == {"value": 2.0, "share": 0.5}
 
 
+@pytest.mark.slow
 def test_quantiles_among_exact_zeros_are_zero():
     import mc
 

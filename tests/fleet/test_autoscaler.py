@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import mc
-from conftest import assert_outputs_agree, autoscaler_draws
+from conftest import assert_outputs_agree, autoscaler_draws, one_fast
 from mc import engine
 from mc.fleet import autoscaler, month
 from ref_autoscaler import month as ref_month
@@ -52,6 +52,23 @@ SCENARIOS = {
         "window.hours": 24, "eviction.policy": "threshold", "eviction.theta": 0.9, "eviction.max_share": 0.2,
         "runset": "peak", "demand.level": 200_000, **diurnal, "lottery.lemon_rate": 0.1,
         "autoscaler": {"period": 146, "replace": True, "strikes": 2}}),
+    # Every registered rule (test_every_policy_has_a_reference_scenario): the median
+    # and MAD over the eligible cards only, each card against its own rated rate.
+    "zscore-daily-replace-min-age-boot": _sc(**{
+        "window.hours": 24, "eviction.policy": "zscore", "eviction.k": 2.0, "eviction.max_share": 0.25,
+        "runset": "peak", "demand.level": 80_000, **diurnal, "lottery.lemon_rate": 0.2,
+        "autoscaler": {"period": 24, "replace": True, "min_age": 36, "boot_hours": 3}}),
+    "zscore-70-mixed-strikes2": _sc(pool="30 x bargain + 40 x flagship", **{
+        "window.hours": 12, "eviction.policy": "zscore", "eviction.k": 1.5, "eviction.max_share": 0.1,
+        "runset": "steady", "demand.level": 180_000, "lottery.lemon_rate": 0.1,
+        "autoscaler": {"period": 73, "replace": True, "strikes": 2}}),
+    "floor-mixed-strikes2-no-replace": _sc(pool="6 x bargain + 8 x flagship", **{
+        "window.hours": 6, "eviction.policy": "floor", "eviction.floor": 0.9, "eviction.max_share": 0.3,
+        "runset": "all", "demand.level": 40_000, "lottery.lemon_rate": 0.25,
+        "autoscaler": {"period": 48, "strikes": 2}}),
+    "floor-daily-replace-lemons": _sc(**{
+        "window.hours": "day", "eviction.policy": "floor", "runset": "steady", "demand.level": 70_000,
+        "lottery.lemon_rate": 0.3, "autoscaler": {"period": 24, "replace": True, "boot_hours": 1.5}}),
 }
 # Every §6 preset too (a new one gets its reference test here).
 SCENARIOS.update({name: mc.presets.get(name) for name in mc.presets.names()
@@ -62,7 +79,9 @@ CLOSE = ("convergence", "wrong_share", "demand_tokens", "delivered_tokens", "cap
          "shortfall", "idle_burn", "mean_run", "quality_end")
 
 
-@pytest.mark.parametrize("name", SCENARIOS)
+# The fast tier checks one scenario (threshold, two strikes, a minimum age, boots,
+# replacement, lemons, diurnal demand); make test-all checks every one.
+@pytest.mark.parametrize("name", one_fast(SCENARIOS, keep="threshold-strikes2-min-age-peak-diurnal"))
 def test_autoscaler_matches_reference(name):
     sc = SCENARIOS[name]
     n = 12
@@ -86,12 +105,19 @@ def test_scenarios_exercise_every_branch():
     assert any(x.min_age > 0 for x in a) and any(x.min_age > sc.window.hours for x, sc in zip(a, scs))
     assert any(x.boot_hours % 1 for x in a) and any(x.boot_hours == 0 for x in a)
     assert any(mc.units.HOURS % x.period for x in a) and any(x.rounds == 1 for x in a)
-    assert {sc.eviction.policy for sc in scs} == {"share", "threshold"}
+    assert {sc.eviction.policy for sc in scs} == set(mc.fleet.policies.names())
     assert {sc.runset for sc in scs} == {"steady", "peak", "all"}
     assert {sc.demand.shape for sc in scs} >= {"flat", "diurnal"}
     assert any(len(sc.pool.groups) > 1 for sc in scs) and all(sc.lottery.lemon_rate > 0 for sc in scs[:4])
 
 
+def test_every_policy_has_a_reference_scenario():
+    """A registered rule with no scenario above has no reference check in §6."""
+    missing = set(mc.fleet.policies.names()) - {sc.eviction.policy for sc in SCENARIOS.values()}
+    assert not missing, f"add a §6 reference scenario for {sorted(missing)}"
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("name", mc.presets.SEED_STORIES)
 def test_one_round_without_replacement_is_section_1(name):
     """SPEC §6: with one round and no replacement every §1 output is §1's, bit
@@ -99,10 +125,20 @@ def test_one_round_without_replacement_is_section_1(name):
     _same_as_section_1(mc.presets.get(name))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pool, policy", [("70 x flagship", "threshold"), ("30 x bargain + 40 x flagship", "share")])
 def test_one_round_is_section_1_past_the_pairwise_size(pool, policy):
     _same_as_section_1(_sc(pool=pool, **{"eviction.policy": policy, "runset": "peak", "demand.level": 300_000,
                                          "lottery.lemon_rate": 0.1, **diurnal}))
+
+
+@pytest.mark.parametrize("policy", one_fast(mc.fleet.policies.names(), keep="zscore"))
+@pytest.mark.parametrize("pool", one_fast(["16 x flagship", "30 x bargain + 40 x flagship"]))
+def test_one_round_is_section_1_for_every_policy(policy, pool):
+    """Each registered rule marks the same cards in §6's round 0 (every card
+    eligible, a median over the eligible cards) as in §1 (the whole pool's)."""
+    _same_as_section_1(_sc(pool=pool, **{"window.hours": 4, "eviction.policy": policy, "runset": "all",
+                                         "demand.level": 100_000, "lottery.lemon_rate": 0.15}))
 
 
 def _same_as_section_1(sc):
@@ -115,6 +151,7 @@ def _same_as_section_1(sc):
     assert (six["mean_run"] == six["n_run"]).all()
 
 
+@pytest.mark.slow
 def test_months_do_not_depend_on_the_chunk():
     sc = SCENARIOS["share-daily-replace-lemons"]
     a = engine.sample(autoscaler.autoscaler_month, sc, 40, seed=2, chunk=8)
@@ -123,6 +160,7 @@ def test_months_do_not_depend_on_the_chunk():
         np.testing.assert_array_equal(a[col], b[col], err_msg=col)
 
 
+@pytest.mark.slow
 def test_later_rounds_and_tickets_leave_round_0_alone():
     """Round 0 and the original cards use §1's draws: a month's first round
     evicts and runs exactly what §1's month does, whatever the period."""
@@ -179,6 +217,7 @@ def test_section_round_trips_and_is_optional():
     assert six.autoscaler.rounds == 31 and list(six.autoscaler.lengths()[-2:]) == [24, 10]
 
 
+@pytest.mark.slow
 def test_toml_run_and_sweep_accept_the_section(tmp_path, capsys):
     import json
 

@@ -16,14 +16,14 @@ from hypothesis import strategies as st
 
 import mc
 from mc import ParamError
+from mc._pytree import field_keys
 from mc.fleet.scenario import OPTIONAL, SECTIONS
 
 pytestmark = pytest.mark.slow
 
 # A demand's trace and log fields hold data read from files (a trace, a request log), not numbers to fuzz;
 # scale applies only to a log.
-FIELDS = {name: [f.name for f in dataclasses.fields(cls)
-                 if f.init and f.name not in ("trace", "log", "columns", "log_sha256", "scale")]
+FIELDS = {name: [f for f in field_keys(cls) if f not in ("trace", "log", "columns", "log_sha256", "scale")]
           for name, cls in SECTIONS.items()}
 # The optional sections (SPEC §6's autoscaler) are fuzzed for one-line refusals;
 # each period is a month shape of its own, so they are not in the running test.
@@ -60,9 +60,10 @@ def _around(lo, hi):
 PLAUSIBLE = {
     "window.hours": st.one_of(_around(0.0, 400.0), st.sampled_from(["hour", "day", "week", 2.0**-126])),
     "window.sigma_hour": _around(0.0, 2.0),
-    "eviction.policy": st.sampled_from(["share", "threshold"]),
+    "eviction.policy": st.sampled_from(mc.fleet.policies.names()),
     "eviction.share": _around(0.0, 1.0), "eviction.theta": _around(0.0, 2.0),
-    "eviction.max_share": _around(0.0, 1.0), "eviction.churn": _around(0.0, 5.0),
+    "eviction.max_share": _around(0.0, 1.0), "eviction.k": _around(0.0, 5.0), "eviction.floor": _around(0.0, 1.5),
+    "eviction.churn": _around(0.0, 5.0),
     "demand.shape": st.sampled_from(["flat", "diurnal", "weekly", "bursty"]),
     "demand.level": _around(0.0, 3e5), "demand.amplitude": _around(0.0, 1.0),
     "demand.peak_hour": _around(0.0, 24.0), "demand.weekend_factor": _around(0.0, 3.0),

@@ -49,6 +49,7 @@ def _month_adds_up(sc, n=64):
     return r
 
 
+@pytest.mark.slow
 def test_the_largest_churn_that_fits_int32_cents():
     cents = 260_000  # a flagship
     churn = (2**31 - 1) // 32 / cents  # every card's fee just fits
@@ -59,6 +60,7 @@ def test_the_largest_churn_that_fits_int32_cents():
         BASE.replace({"eviction.churn": churn * 1.001})
 
 
+@pytest.mark.slow
 def test_a_cent_is_the_smallest_money():
     sc = BASE.replace({"pool": [{"name": "penny", "rated": 7000.0, "price": 0.01, "count": 32}],
                        "eviction.churn": 100.0})  # a $1 fee
@@ -68,6 +70,7 @@ def test_a_cent_is_the_smallest_money():
     assert BASE.replace({"eviction.churn": 0.0}).churn_cents[0] == 0
 
 
+@pytest.mark.slow
 def test_the_largest_rates_and_demand_give_finite_summaries():
     rated = limits.FLOAT_LIMIT / SECONDS / 32 / 1.5 * 0.99  # the pool at its top quality, just inside
     sc = BASE.replace({"pool": [{"name": "giant", "rated": rated, "price": 2600.0, "count": 32}],
@@ -79,6 +82,7 @@ def test_the_largest_rates_and_demand_give_finite_summaries():
     assert stream["std"] == pytest.approx(x.std(), rel=1e-4) and np.isfinite(stream["p95"])
 
 
+@pytest.mark.slow
 def test_demand_the_token_pass_still_resolves():
     typical = 32 * 7000.0 * 0.96
     _month_adds_up(BASE.replace({"demand.level": limits.RESOLVED * typical * 0.999}))
@@ -86,5 +90,6 @@ def test_demand_the_token_pass_still_resolves():
         BASE.replace({"demand.level": limits.RESOLVED * typical * 1.001})
 
 
+@pytest.mark.slow
 def test_the_smallest_window_float32_holds():
     _month_adds_up(BASE.replace({"window.hours": 2.0**-126}))

@@ -8,11 +8,12 @@ import pytest
 import mc
 from mc import engine
 from mc.fleet import month
+from conftest import one_fast
 
 DTYPES = {"money": jnp.int32, "count": jnp.int32, "float": jnp.float32, "pass": jnp.bool_}
 
 
-@pytest.mark.parametrize("name", mc.presets.SEED_STORIES)
+@pytest.mark.parametrize("name", one_fast(mc.presets.SEED_STORIES))
 def test_outcome_returns_the_schema_columns(name):
     sc = mc.presets.get(name)
     shapes = jax.eval_shape(month.fleet_month, jax.random.key(0), sc)

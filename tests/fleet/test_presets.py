@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import mc
+from conftest import one_fast
 
 # The CLI tests run the presets at the same N and seed, so one compiled step per
 # scenario shape serves both.
@@ -33,7 +34,7 @@ def test_registry():
 
 # Two scenario shapes (the other presets share them), each compiled once for the
 # CLI and chunk tests too.
-@pytest.mark.parametrize("name", ["golden-idler", "noise-evictor", "golden-idler-steady", "noise-evictor-day"])
+@pytest.mark.parametrize("name", one_fast(["golden-idler", "noise-evictor", "golden-idler-steady", "noise-evictor-day"]))
 def test_each_preset_is_a_valid_month(name):
     df = mc.simulate(mc.presets.get(name), 200, seed=SEED, keep_samples=True).samples
     assert len(df) == 200 and list(df.columns) == list(mc.OUTPUTS)
@@ -45,6 +46,7 @@ def test_each_preset_is_a_valid_month(name):
     assert df.n_run.max() + df.n_evicted.max() <= mc.presets.get(name).pool.size
 
 
+@pytest.mark.slow
 def test_golden_idler(results):
     r = results["golden-idler"]
     m = r.summary["modes"]
@@ -55,6 +57,7 @@ def test_golden_idler(results):
     assert r.summary["pass"]["capacity"]["rate"] > 0.95
 
 
+@pytest.mark.slow
 def test_noise_evictor(results):
     r = results["noise-evictor"]
     assert r.summary["modes"]["n_evicted"]["value"] == 12
@@ -63,6 +66,7 @@ def test_noise_evictor(results):
     assert r.summary["pass"]["eviction"]["rate"] < 0.05
 
 
+@pytest.mark.slow
 def test_bargain_shortfall(results):
     r = results["bargain-shortfall"]
     assert r.summary["modes"]["bill"]["value"] == 28_840.00
@@ -71,6 +75,7 @@ def test_bargain_shortfall(results):
     assert r.summary["pass"]["capacity"]["rate"] == 0.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fix,verdict,check", [
     ("golden-idler-steady", "golden-idler", "convergence"),
     ("noise-evictor-day", "noise-evictor", "eviction"),
@@ -88,6 +93,7 @@ def test_results_do_not_depend_on_chunk():
         assert runs[0].equals(other)
 
 
+@pytest.mark.slow
 def test_seed_changes_results():
     sc = mc.presets.get("noise-evictor")
     a = mc.simulate(sc, 50, seed=0, keep_samples=True).samples
@@ -95,6 +101,7 @@ def test_seed_changes_results():
     assert not a.equals(b)
 
 
+@pytest.mark.slow
 def test_pass_rates_have_wilson_intervals(results):
     for r in results.values():
         for pr in r.summary["pass"].values():

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import mc
-from conftest import assert_outputs_agree, month_draws
+from conftest import assert_outputs_agree, month_draws, one_fast
 from ref_fleet import month as ref_month
 
 flat = mc.Demand(level=60_000)
@@ -41,6 +41,24 @@ SCENARIOS = {
         pool=mc.Pool.of(("bargain", 5)), window=mc.Window(hours=3),
         eviction=mc.Eviction(share=0.2), runset="steady", demand=mc.Demand(level=30_000),
         dips=mc.Dips(rate=30.0, mean_hours=10.0, max_count=16)),
+    # Every registered rule (test_every_policy_has_a_reference_scenario): its NumPy
+    # twin against its JAX rule on the same draws, under the package's cap.
+    "zscore-day-lemons-all": mc.Scenario(
+        pool=mc.Pool.of(("flagship", 24)), window=mc.Window(hours=24),
+        eviction=mc.Eviction(policy="zscore", k=2.0, max_share=0.25), runset="all",
+        demand=mc.Demand(level=80_000), lottery=mc.Lottery(lemon_rate=0.15)),
+    "zscore-65-mixed-steady": mc.Scenario(
+        pool=mc.Pool.of(("bargain", 25), ("flagship", 40)), window=mc.Window(hours=6),
+        eviction=mc.Eviction(policy="zscore", k=1.5, max_share=0.1), runset="steady",
+        demand=mc.Demand(shape="diurnal", level=200_000, amplitude=0.3)),
+    "floor-hour-peak-capped": mc.Scenario(
+        pool=mc.Pool.of(("flagship", 20)), window=mc.Window(hours=1),
+        eviction=mc.Eviction(policy="floor", floor=0.9, max_share=0.15), runset="peak",
+        demand=mc.Demand(level=70_000)),
+    "floor-70-mixed-lemons": mc.Scenario(
+        pool=mc.Pool.of(("bargain", 30), ("flagship", 40)), window=mc.Window(hours=24),
+        eviction=mc.Eviction(policy="floor", floor=0.8), runset="steady",
+        demand=mc.Demand(level=150_000), lottery=mc.Lottery(lemon_rate=0.2)),
 }
 EXACT = ("bill", "warm_bill", "churn_bill", "ideal_bill", "n_run", "n_evicted", "n_wrong",
          "pass_eviction")
@@ -48,7 +66,9 @@ CLOSE = ("convergence", "wrong_share", "demand_tokens", "delivered_tokens", "cap
          "shortfall", "idle_burn")
 
 
-@pytest.mark.parametrize("name", SCENARIOS)
+# The fast tier checks one scenario (mixed classes, lemons, weekly demand, a peak
+# run set); make test-all checks every one.
+@pytest.mark.parametrize("name", one_fast(SCENARIOS, keep="three-classes-lemons"))
 def test_core_matches_reference(name):
     sc = SCENARIOS[name]
     n = 60
@@ -66,5 +86,11 @@ def test_scenarios_exercise_every_branch():
     shapes = {sc.demand.shape for sc in SCENARIOS.values()}
     assert shapes == {"flat", "diurnal", "weekly", "bursty", "trace"}
     assert {sc.runset for sc in SCENARIOS.values()} == {"steady", "peak", "all"}
-    assert {sc.eviction.policy for sc in SCENARIOS.values()} == {"share", "threshold"}
+    assert {sc.eviction.policy for sc in SCENARIOS.values()} == set(mc.fleet.policies.names())
     assert any(len(sc.pool.groups) > 2 for sc in SCENARIOS.values())
+
+
+def test_every_policy_has_a_reference_scenario():
+    """A registered rule with no scenario above has no reference check in §1."""
+    missing = set(mc.fleet.policies.names()) - {sc.eviction.policy for sc in SCENARIOS.values()}
+    assert not missing, f"add a §1 reference scenario for {sorted(missing)}"

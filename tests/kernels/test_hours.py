@@ -21,6 +21,14 @@ def brute(begin, end, weight):
 
 
 _per_hour = jax.jit(per_hour)
+# One jitted function per kernel for the module: a test with a shape compiled
+# before reuses that program (a fresh jax.jit(jax.vmap(...)) would trace, lower
+# and load it again for every parametrization).
+_AXES = (0, 0, 0, 0, 0, None)
+_month_sums = jax.jit(month_sums)
+_batched_month_sums = jax.jit(jax.vmap(month_sums, in_axes=_AXES))
+_flat_month_sums = jax.jit(flat_month_sums)
+_batched_flat_month_sums = jax.jit(jax.vmap(flat_month_sums, in_axes=_AXES))
 interval = st.tuples(st.floats(-200, 800, width=32), st.floats(0, 300, width=32),
                      st.floats(0, 5000, width=32))
 
@@ -84,8 +92,8 @@ def test_month_sums_in_each_gather_size(busiest):
     rate = rng.uniform(5000, 9000, B).astype(np.float32)
     demand = rng.uniform(0, 9000, HOURS).astype(np.float32)
     args = tuple(jnp.asarray(x) for x in (begin, end, weight, count, rate))
-    batched = np.asarray(jax.jit(jax.vmap(month_sums, in_axes=(0, 0, 0, 0, 0, None)))(*args, jnp.asarray(demand)))
-    one = jax.jit(month_sums)
+    batched = np.asarray(_batched_month_sums(*args, jnp.asarray(demand)))
+    one = _month_sums
     for b in range(B):
         assert np.array_equal(np.asarray(one(*(x[b] for x in args), jnp.asarray(demand))), batched[b])
         want = brute_sums(begin[b], end[b], weight[b], count[b], np.float64(rate[b]), demand.astype(np.float64))
@@ -109,7 +117,7 @@ def test_month_sums_match_brute_force_and_any_batch(demand_kind):
     in_axes = (0, 0, 0, 0, 0, None if demand_kind == "flat" else 0)
     args = tuple(jnp.asarray(x) for x in (begin, end, weight, count, rate, demand))
     batched = np.asarray(jax.jit(jax.vmap(month_sums, in_axes=in_axes))(*args))
-    one = jax.jit(month_sums)
+    one = _month_sums
     for b in range(B):
         d = demand if demand_kind == "flat" else demand[b]
         single = np.asarray(one(*(x[b] for x in args[:5]), jnp.asarray(d)))
@@ -131,7 +139,7 @@ def test_round_sums_is_month_sums_in_one_round():
     weight = rng.uniform(0, 3000, (G, S)).astype(np.float32)
     demand = rng.uniform(0, 30000, HOURS).astype(np.float32)
     rate = np.float32(25000.0)
-    want = jax.jit(month_sums)(begin, end, weight, np.full(G, S, np.int32), rate, demand)
+    want = _month_sums(begin, end, weight, np.full(G, S, np.int32), rate, demand)
     zeros = np.zeros(3, np.float32)
     groups = ((begin, end, weight, np.arange(G)[:, None]), (zeros, zeros, zeros, np.int32(G)))
     got = jax.jit(round_sums, static_argnums=4)(groups, np.ones((1, G + 1), bool), np.array([rate]), demand, HOURS)
@@ -187,8 +195,8 @@ def _flat_against_hourly(begin, end, weight, count, rate, level):
     """``flat_month_sums`` batched and alone, checked bit for bit against
     ``month_sums`` with 730 copies of the level; returns the batched sums."""
     args = tuple(jnp.asarray(x) for x in (begin, end, weight, count, rate))
-    want = np.asarray(jax.jit(jax.vmap(month_sums, in_axes=(0, 0, 0, 0, 0, None)))(*args, jnp.full(HOURS, level)))
-    got = np.asarray(jax.jit(jax.vmap(flat_month_sums, in_axes=(0, 0, 0, 0, 0, None)))(*args, level))
+    want = np.asarray(_batched_month_sums(*args, jnp.full(HOURS, level)))
+    got = np.asarray(_batched_flat_month_sums(*args, level))
     np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))
     return got
 
@@ -203,7 +211,7 @@ def test_flat_month_sums_is_month_sums_bit_for_bit(busiest):
     begin, end, weight, count, rate = _flat_case(rng, B, G, S, live, whole_hours=busiest % 2 == 0)
     level = np.float32(24000.0)
     got = _flat_against_hourly(begin, end, weight, count, rate, level)
-    one = jax.jit(flat_month_sums)
+    one = _flat_month_sums
     args = tuple(jnp.asarray(x) for x in (begin, end, weight, count, rate))
     for b in (0, 1, B - 1):
         np.testing.assert_array_equal(np.asarray(one(*(x[b] for x in args), level)), got[b])
@@ -229,7 +237,7 @@ def test_flat_month_sums_routes_each_month(usual, spilling):
     assert np.sum(count.sum(axis=1) > usual) == spilling
     level = np.float32(22000.0)
     got = _flat_against_hourly(begin, end, weight, count, rate, level)
-    alone = jax.jit(jax.vmap(flat_month_sums, in_axes=(0, 0, 0, 0, 0, None)))
+    alone = _batched_flat_month_sums
     for b in sorted(where)[:2]:
         part = tuple(jnp.asarray(x[b:b + 1]) for x in (begin, end, weight, count, rate))
         np.testing.assert_array_equal(np.asarray(alone(*part, level))[0], got[b])
@@ -245,8 +253,8 @@ def test_event_totals_matches_brute_force_at_shared_event_hours():
     rate, level = np.float32([12000.0]), np.float32([9000.0])
     _, top = jnp.frexp(jnp.float32(12000.0))
     k = jnp.minimum(hours_mod._scale(jnp.asarray(w), hours_mod._LOSS), hours_mod._RATE - top)
-    got = np.asarray(hours_mod._event_totals(*(jnp.asarray(x) for x in (b, e, w)), k, jnp.asarray(rate),
-                                             jnp.asarray(level), HOURS))[0]
+    totals = jax.jit(hours_mod._event_totals, static_argnums=6)
+    got = np.asarray(totals(*(jnp.asarray(x) for x in (b, e, w)), k, jnp.asarray(rate), jnp.asarray(level), HOURS))[0]
     expect = brute_sums(b, e, w, np.array([8]), 12000.0, np.full(HOURS, 9000.0))
     np.testing.assert_allclose(got, expect, rtol=1e-6, atol=1e-3)
 
@@ -263,8 +271,8 @@ def test_flat_month_sums_overlaps_long_intervals_and_edges():
     end[3, :, :] = 103.5
     level = np.float32(15000.0)
     args = tuple(jnp.asarray(x) for x in (begin, end, weight, count, rate))
-    want = np.asarray(jax.jit(jax.vmap(month_sums, in_axes=(0, 0, 0, 0, 0, None)))(*args, jnp.full(HOURS, level)))
-    got = np.asarray(jax.jit(jax.vmap(flat_month_sums, in_axes=(0, 0, 0, 0, 0, None)))(*args, level))
+    want = np.asarray(_batched_month_sums(*args, jnp.full(HOURS, level)))
+    got = np.asarray(_batched_flat_month_sums(*args, level))
     np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))
     assert got[2, 2] == pytest.approx(rate[2] * HOURS, rel=1e-6)  # no live dip: full capacity
 
@@ -276,9 +284,8 @@ def test_flat_month_sums_without_interval_slots():
     count = jnp.zeros((B, G), jnp.int32)
     rate = jnp.asarray([3000.0, 24000.0, 30000.0], jnp.float32)
     level = np.float32(20000.0)
-    want = np.asarray(jax.vmap(month_sums, in_axes=(0, 0, 0, 0, 0, None))(empty, empty, empty, count, rate,
-                                                                           jnp.full(HOURS, level)))
-    got = np.asarray(jax.vmap(flat_month_sums, in_axes=(0, 0, 0, 0, 0, None))(empty, empty, empty, count, rate, level))
+    want = np.asarray(_batched_month_sums(empty, empty, empty, count, rate, jnp.full(HOURS, level)))
+    got = np.asarray(_batched_flat_month_sums(empty, empty, empty, count, rate, level))
     np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))
     np.testing.assert_allclose(got[:, 2], np.asarray(rate) * HOURS, rtol=1e-6)
 
@@ -303,7 +310,7 @@ def test_gather_live_groups_below_and_above_the_search_threshold(groups):
     rate = np.full(B, 40000.0, np.float32)
     demand = np.full(HOURS, 30000.0, np.float32)
     args = tuple(jnp.asarray(x) for x in (begin, end, weight, count, rate))
-    sums = np.asarray(jax.jit(jax.vmap(month_sums, in_axes=(0, 0, 0, 0, 0, None)))(*args, jnp.asarray(demand)))
+    sums = np.asarray(_batched_month_sums(*args, jnp.asarray(demand)))
     for b in range(B):
         expect = brute_sums(begin[b], end[b], weight[b], count[b], 40000.0, demand.astype(np.float64))
         np.testing.assert_allclose(sums[b], expect, rtol=1e-6, atol=2e-6 * 40000 * HOURS)

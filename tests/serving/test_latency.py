@@ -16,6 +16,7 @@ from mc.serving import latency as L
 from mc.serving import slo as S
 
 import ref_latency
+from conftest import one_fast
 
 
 @partial(jax.jit, static_argnums=(1,))
@@ -57,8 +58,9 @@ CASES = {
 }
 
 
+# The fast tier checks one case with either batcher; make test-all checks every one.
 @pytest.mark.parametrize("batcher", L.BATCHERS)
-@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("case", one_fast(CASES, keep="70b-seats"))
 def test_every_request_agrees_with_the_reference(case, batcher):
     kw, rate = CASES[case]
     s = L.Serving(batcher=batcher, n=150, warmup=30, **kw)
@@ -89,6 +91,7 @@ def test_reference_agreement_default_lengths(batcher, rate):
             np.testing.assert_allclose(f[col][i], want, rtol=1e-4, atol=1e-6, err_msg=col)
 
 
+@pytest.mark.slow
 def test_max_batch_one_is_the_same_queue_for_both_batchers():
     kw = dict(model="8b", gpu="h100", prompt_mean=256, answer_mean=16, max_batch=1, n=200, warmup=10)
     rs = [run_both(L.Serving(batcher=b, **kw), 4.0, 2)[0] for b in L.BATCHERS]
@@ -96,6 +99,7 @@ def test_max_batch_one_is_the_same_queue_for_both_batchers():
         np.testing.assert_array_equal(rs[0][col], rs[1][col])
 
 
+@pytest.mark.slow
 def test_results_do_not_depend_on_the_chunk():
     s = L.Serving("8b", "h100", batcher="continuous", n=200, warmup=20, answer_mean=32)
     a = L.simulate(s, 20.0, 12, seed=5, chunk=12).samples

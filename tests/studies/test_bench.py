@@ -9,12 +9,12 @@ from mc import fleet
 from mc.studies import numpy_month
 from mc.studies.reports import format_bench
 
-from conftest import batch_draws
+from conftest import batch_draws, one_fast
 
 SCENARIOS = ["golden-idler-steady", "noise-evictor", "bargain-shortfall"]
 
 
-@pytest.mark.parametrize("name", SCENARIOS)
+@pytest.mark.parametrize("name", one_fast(SCENARIOS))
 def test_numpy_month_matches_core_on_the_same_draws(name):
     sc = mc.presets.get(name)
     d = batch_draws(sc, 200, seed=7)
@@ -86,6 +86,7 @@ def test_reference_timing_feeds_each_month_its_own_draws():
         bench.autoscaler(scenario="golden-idler")
 
 
+@pytest.mark.slow
 def test_latency_bench_times_every_arrival_process_in_one_run():
     from mc.studies import bench
     from mc.studies.reports import format_bench_latency
@@ -98,3 +99,15 @@ def test_latency_bench_times_every_arrival_process_in_one_run():
     assert r["bootstrap_over_poisson"] == pytest.approx(r["runs"][2]["warm_s"] / r["runs"][0]["warm_s"])
     text = format_bench_latency(r)
     assert "bootstrap / poisson" in text and r["backend"] in text and "400 requests" in text
+
+
+@pytest.mark.parametrize("policy", one_fast(mc.fleet.policies.names(), keep="zscore"))
+def test_numpy_month_runs_every_policy_by_its_twin(policy):
+    """The NumPy month asks the rule for its NumPy twin: no rule runs as another."""
+    sc = mc.presets.get("noise-evictor").replace({"eviction.policy": policy})
+    d = batch_draws(sc, 200, seed=7)
+    core = {k: np.asarray(v) for k, v in jax.jit(jax.vmap(lambda x: fleet.outcome(x, sc)))(d).items()}
+    ref = numpy_month.outcome(jax.tree_util.tree_map(np.asarray, d), sc)
+    for k in ("bill", "churn_bill", "n_evicted", "n_wrong", "n_run"):
+        assert np.array_equal(core[k], ref[k]), k
+    assert core["n_evicted"].any()

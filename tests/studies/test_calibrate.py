@@ -28,6 +28,7 @@ def small():
     return cal.calibrate(presets.get(BASE), SMALL, n=N, first=FIRST, progress=False)
 
 
+@pytest.mark.slow
 def test_block_months_equal_single_runs():
     """Each setting's per-month figures are its own run's, from any first month."""
     sc = presets.get(BASE)
@@ -81,6 +82,7 @@ def test_bad_grids_are_refused_before_anything_runs(grid, match):
         cal.settings(presets.get(BASE), grid)
 
 
+@pytest.mark.slow
 def test_identical_settings_are_one_row(small):
     t = small.table
     merged = t[t["settings"] > 1]
@@ -99,6 +101,7 @@ def test_identical_settings_are_one_row(small):
     pd.testing.assert_frame_equal(a, b)
 
 
+@pytest.mark.slow
 def test_answer_meets_limits_and_is_the_cheapest_finisher(small):
     t = small.table
     best = small.recommendation
@@ -117,6 +120,7 @@ def test_answer_meets_limits_and_is_the_cheapest_finisher(small):
     assert t["current"].sum() == 1
 
 
+@pytest.mark.slow
 def test_setting_figures_do_not_depend_on_the_rest_of_the_grid(small):
     alone = cal.calibrate(presets.get(BASE), {"window.hours": [168.0], "eviction.share": [0.0]}, n=N,
                           first=FIRST, progress=False)
@@ -126,6 +130,7 @@ def test_setting_figures_do_not_depend_on_the_rest_of_the_grid(small):
         assert a[name] == b[name]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("judge", cal.JUDGES)
 def test_limits_are_judged_as_asked(judge):
     res = cal.calibrate(presets.get(BASE), {"window.hours": [24.0], "eviction.share": [0.0, 0.2]}, n=FIRST,
@@ -136,6 +141,7 @@ def test_limits_are_judged_as_asked(judge):
     assert (t["feasible"] == feasible).all()
 
 
+@pytest.mark.slow
 def test_no_setting_meets_the_limits_says_so():
     sc = presets.get(BASE).replace({"demand.level": 400_000.0})  # beyond the whole pool
     res = cal.calibrate(sc, {"window.hours": [24.0], "eviction.share": [0.0, 0.2]}, n=FIRST, first=FIRST,
@@ -153,6 +159,7 @@ def test_pareto_front():
     assert cal.pareto(bill, risk).tolist() == [True, True, False, False, True]
 
 
+@pytest.mark.slow
 def test_cli_json_and_files_share_one_set_of_names(capsys, tmp_path):
     rc = main(["calibrate", BASE, "--window", "day,week", "--share", "0,0.2", "--json", "--n", str(N),
                "--first", str(FIRST), "--out", str(tmp_path)])

@@ -13,6 +13,9 @@ from mc.fleet import presets
 from mc.studies import calibrate as cal
 from mc.studies.reports import format_calibration
 
+# Every test here reads one calibration run: the module is in the slow tier.
+pytestmark = pytest.mark.slow
+
 N, FIRST = 512, 256
 BASE = "golden-idler-steady"  # 168h window, share 0.2, steady: outside the grid below
 # Under runset "all" with share 0 the 24h and 168h windows bill alike, but their

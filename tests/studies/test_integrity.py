@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 from _interrupts import at_chunk
+from conftest import one_fast
 from mc import ParamError
 from mc.cli import main
 from mc.fleet import presets
@@ -58,7 +59,7 @@ MOMENTS = [(1, "SIGINT"), (3, "SIGINT"), (4, "SIGINT"), (6, "SIGINT"), (15, "SIG
            (15, "raise")]
 
 
-@pytest.mark.parametrize("k, how", MOMENTS)
+@pytest.mark.parametrize("k, how", one_fast(MOMENTS, unpack=True))
 def test_interrupted_sweep_keeps_only_whole_points_and_resumes_bit_for_bit(k, how, tmp_path, reference):
     out = tmp_path / "s"
     whole = kept_points(k, how)
@@ -155,8 +156,8 @@ def _damage(kind: str, target, other):
         raise AssertionError(kind)
 
 
-@pytest.mark.parametrize("kind", ["empty", "truncated", "garbage", "zero rows", "no identity", "another point",
-                                  "rows changed", "another seed"])
+@pytest.mark.parametrize("kind", one_fast(["empty", "truncated", "garbage", "zero rows", "no identity",
+                                           "another point", "rows changed", "another seed"]))
 def test_damaged_or_foreign_point_file_is_recomputed_with_a_warning(kind, tmp_path, reference):
     out = tmp_path / "a" / "s"
     sw.run(small(), out, chunk=CHUNK, progress=False)
@@ -222,6 +223,7 @@ def test_seal_lists_only_files_beside_it(tmp_path):
 
 # -- two writers ----------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_second_writer_of_one_folder_is_refused_in_one_line(tmp_path):
     from mc.studies import calibrate as cal
 

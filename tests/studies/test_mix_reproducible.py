@@ -15,6 +15,9 @@ import pytest
 
 from mc.buy import mix
 
+# Every test here reads the study run at two chunkings: the module is in the slow tier.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 N = 128
 SIGMAS = ("0.05", "0.3")

@@ -73,6 +73,7 @@ def test_cli_rejects_bad_sweep_files_with_exit_2(body, names, tmp_path, capsys):
 
 # -- the table -----------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_table_is_tidy_with_canonical_grid_columns(tmp_path):
     grid = {"window.hours": ["day", 168], "eviction.share": [0.0, 0.2]}
     table = sw.run(small(grid), tmp_path / "out", progress=False).table
@@ -90,6 +91,7 @@ def test_table_is_tidy_with_canonical_grid_columns(tmp_path):
     assert sw.wide(table, "bill")["mode"].notna().all()
 
 
+@pytest.mark.slow
 def test_pool_strings_and_derived_columns(tmp_path):
     spec = sw.Sweep.from_dict({"preset": BASE, "n": N, "grid": {"demand": {"level": [20_000.0, 60_000.0]}},
                                "derive": {"idle_share": "idle_burn / bill"}})
@@ -102,6 +104,7 @@ def test_pool_strings_and_derived_columns(tmp_path):
 
 # -- reproducibility and resume ---------------------------------------------------------------
 
+@pytest.mark.slow
 def test_rerunning_from_the_manifest_gives_the_same_table(tmp_path):
     spec = small({"window.hours": [24, 168], "lottery.lemon_rate": [0.0, 0.1]}, seed=7)
     first = sw.run(spec, tmp_path / "a", progress=False)
@@ -151,6 +154,7 @@ def test_sweep_killed_mid_run_resumes_to_the_same_table(tmp_path):
     pd.testing.assert_frame_equal(resumed.table, reference.table)
 
 
+@pytest.mark.slow
 def test_cli_sweep_writes_table_and_manifest(tmp_path, capsys):
     path = write_toml(tmp_path / "s.toml", "seed = 3\n[grid]\nrunset = [\"steady\"]\n\"eviction.share\" = [0.0, 0.1]\n")
     assert main(["sweep", str(path), "--out", str(tmp_path / "o"), "--n", str(N), "--seed", "5"]) == 0
