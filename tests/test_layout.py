@@ -22,6 +22,7 @@ LAYERS = [
     ("mc.fleet",),
     ("mc.buy",),
     ("mc.files",),
+    ("mc.telemetry",),
     ("mc.studies",),
     ("mc.cli",),
 ]

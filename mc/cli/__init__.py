@@ -15,7 +15,8 @@ from .._validate import ParamError
 from .._version import __version__
 
 # Subcommand modules, in the order ``mc --help`` lists them.
-COMMANDS = ["presets", "show", "run", "bench", "sweep", "calibrate", "sensitivity", "card", "buy", "latency"]
+COMMANDS = ["presets", "show", "run", "bench", "sweep", "calibrate", "sensitivity", "card", "buy", "latency",
+            "telemetry", "fit"]
 
 
 class _Parser(argparse.ArgumentParser):

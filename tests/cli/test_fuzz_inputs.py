@@ -177,7 +177,11 @@ def probed(doc) -> bool:
 def inputs(tmp_path: Path) -> dict:
     (tmp_path / "sweep.toml").write_text('preset = "golden-idler"\nn = 64\n[grid]\n"eviction.share" = [0.0, 0.2]\n')
     (tmp_path / "ranges.toml").write_text('[ranges]\n"eviction.share" = [0.0, 0.2]\n')
-    return {"tmp": str(tmp_path), "sweep": str(tmp_path / "sweep.toml"), "ranges": str(tmp_path / "ranges.toml")}
+    noise = np.random.default_rng(0).standard_normal((12, 48))
+    (tmp_path / "tel.csv").write_text("card,time,rate\n" + "".join(
+        f"{c},{h + 1},{7000 * (1 + 0.1 * noise[c, h]):.1f}\n" for c in range(12) for h in range(48)))
+    return {"tmp": str(tmp_path), "sweep": str(tmp_path / "sweep.toml"), "ranges": str(tmp_path / "ranges.toml"),
+            "telemetry": str(tmp_path / "tel.csv")}
 
 
 JSON_COMMANDS = {
@@ -192,6 +196,9 @@ JSON_COMMANDS = {
     "bench": ["bench", "--json", "--seconds", "0.05", "--chunks", "16", "--numpy-batches", "16"],
     "card": CARD + ["--json", "--price-hour", "2"],
     "latency": LATENCY + MODES["rate"] + ["--json"],
+    "telemetry": ["telemetry", "golden-idler", "--cards", "4", "--every", "60", "--hours", "24", "--json",
+                  "--out", "{tmp}/out/t.parquet"],
+    "fit": ["fit", "{telemetry}", "--bootstrap", "5", "--iterations", "0", "--json"],
 }
 
 
@@ -210,7 +217,7 @@ def test_json_output_and_files_are_strict(command, inputs, nan_in_every_json, ca
     assert code in (0, 1), got.err  # calibrate exits 1 when no setting meets the limits
     assert probed(strict(got.out)), got.out[-500:]
     written = sorted(Path(inputs["tmp"], "out").rglob("*.json"))
-    if command in ("run", "sweep", "calibrate", "sensitivity"):
+    if command in ("run", "sweep", "calibrate", "sensitivity", "telemetry"):
         assert written, "no JSON file written"
     for path in written:
         assert probed(strict(path.read_text())), path

@@ -37,12 +37,16 @@ RUNS = {
     "buy": (["api-tax", "--n", "1024", "--chunk", "256"], {}),
     "latency": (["--model", "llama-3-8b", "--gpu", "h100", "--rate", "4", "--replications", "64",
                  "--requests", "100", "--warmup", "10", "--chunk", "16"], {}),
+    "telemetry": (["golden-idler", "--cards", "64", "--chunk", "16", "--every", "30", "--hours", "48",
+                   "--out", "{tmp}/t.parquet"], {name: "t.parquet.manifest.json"
+                                                 for name in ("t.parquet", "t.truth.parquet", "t.dips.parquet")}),
 }
 SLO = ["latency", "--model", "llama-3-8b", "--gpu", "h100", "--slo-ttft", "0.5", "--replications", "64",
        "--requests", "100", "--warmup", "10", "--chunk", "16"]
 # Commands that run no months (nothing to interrupt) or write no result (timings).
 NO_MONTHS = {"show": "prints a scenario", "card": "arithmetic, no months",
-             "bench": "timings only: nothing is written and nothing resumes"}
+             "bench": "timings only: nothing is written and nothing resumes",
+             "fit": "prints a fit and writes nothing (a Ctrl-C in its simulations exits 130)"}
 
 
 def test_every_command_is_covered():

@@ -1,0 +1,204 @@
+"""``mc fit``: a scenario's lottery, dips and window noise fitted to telemetry (SPEC §8),
+with 95% intervals, and the fitted scenario written as TOML."""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+
+import numpy as np
+
+from .. import _validate as v
+from .. import files, telemetry
+from ..engine import figure
+from ..studies import manifest
+from ._common import print_json
+from .show import comments, load_scenario
+
+# Each fitted field and its units (the figure shape's: "" for a ratio).
+UNITS = {"lottery.mean": "", "lottery.sd": "", "lottery.lemon_rate": "share", "lottery.lemon_factor": "",
+         "dips.rate": "per 730 h", "dips.mean_hours": "h", "dips.depth_lo": "share", "dips.depth_hi": "share",
+         "window.sigma_hour": "share"}
+SHOWN = {"lottery.mean": "x rated", "lottery.sd": "x rated", "lottery.lemon_factor": "x q"}  # the table's words
+BASE = "golden-idler"  # the scenario --out completes when no --base is given
+# The k-sample law is flagged when a spread departs from it by more than this share
+# and by more than Z_LAW standard errors of the spread.
+LAW_TOLERANCE = 0.10
+Z_LAW = 4.0
+
+
+def _rated(items: list[str] | None) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for item in items or []:
+        name, sep, value = item.partition("=")
+        try:
+            x = float(value)
+        except ValueError:
+            x = None
+        if not sep or x is None:
+            v.fail("rated", item, "must be CLASS=TOK_S, e.g. flagship=7000")
+        out[name] = v.positive(f"rated.{name}", x)
+    return out
+
+
+def _num(x: float) -> str:
+    return "—" if x is None or not math.isfinite(x) else f"{x:.4g}"
+
+
+def figures_of(r: dict) -> dict[str, dict]:
+    """Each fitted field as the project's figure, ``{"value", "lo", "hi", "units"}``
+    (no ``lo``/``hi`` where the fit gives no interval)."""
+    out = {}
+    for name, units in UNITS.items():
+        f = r["fields"][name]
+        ok = f["lo"] is not None and f["hi"] is not None and math.isfinite(f["lo"]) and math.isfinite(f["hi"])
+        out[name] = figure(f["value"], f["lo"] if ok else None, f["hi"] if ok else None, units)
+    return out
+
+
+def law_warnings(k_means: list[dict]) -> list[str]:
+    """A line for each ``k`` whose spread of ``k``-sample means departs from the
+    ``1/sqrt(k)`` law by more than ``LAW_TOLERANCE`` and ``Z_LAW`` standard errors
+    (a spread from ``m`` means errs by about ``1/sqrt(2m)`` of itself)."""
+    out = []
+    for x in k_means:
+        ratio, m = x["ratio"], x["means"]
+        if not math.isfinite(ratio) or m < 2:
+            continue
+        se = 1.0 / math.sqrt(2 * (m - 1))
+        if abs(ratio - 1) > LAW_TOLERANCE and abs(ratio - 1) > Z_LAW * se:
+            what = ("the noise is correlated in time (or dips too small to see are common): a window of "
+                    f"{x['k']} samples errs {ratio:.2f}x what the law says, and window.sigma_hour overstates "
+                    "what a longer window buys") if ratio > 1 else (
+                    f"a window of {x['k']} samples errs {ratio:.2f}x what the law says (the noise alternates): "
+                    "the law understates what a longer window buys")
+            out.append(f"k={x['k']}: {what}")
+    return out
+
+
+def _check(args) -> tuple:
+    """Every flag, before the file is read or anything runs (one-line errors)."""
+    rated = _rated(args.rated)
+    bootstrap = v.count("bootstrap", args.bootstrap, lo=0, hi=100_000)
+    sims = v.count("sims", args.sims, lo=0, hi=telemetry.fitting.MAX_SIMS)
+    if 0 < sims < telemetry.fitting.MIN_SIMS:
+        v.fail("sims", sims, f"must be 0 (no dips fitted) or at least {telemetry.fitting.MIN_SIMS}")
+    seed = v.count("seed", args.seed, lo=0, hi=2**31 - 1)
+    if args.base is not None and args.out is None:
+        v.fail("base", args.base, "needs --out FILE.toml (the base is the scenario the fitted fields complete)")
+    out = files.check_output(args.out, (".toml",)) if args.out is not None else None
+    base = load_scenario(args.base or BASE, "fit") if out is not None else None
+    return rated, bootstrap, sims, seed, out, base
+
+
+def scenario_text(r: dict, file: str, base_name: str, fitted, notes: list[str]) -> str:
+    """The fitted scenario as ``mc show`` writes a scenario: every field with its unit
+    and meaning, the fitted ones with their 95% intervals, and a header saying
+    where it came from."""
+    data = fitted.to_dict()
+    trace = data.get("demand", {}).get("trace")
+    if trace is not None:  # the float32 values the scenario holds, as mc show writes them
+        data["demand"]["trace"] = np.asarray(trace, np.float32)
+    notes_text = "".join(f"\nNote: {n}" for n in notes)
+    header = (f"Fitted by mc fit to {file} ({r['cards']:,} cards, a sample every {r['every_minutes']:g} min over "
+              f"{r['hours']:g} h) over the base {base_name}.\n"
+              "lottery, dips and window.sigma_hour are fitted (each comment gives its 95% interval); every other "
+              "field is the base's.\nEach comment: unit; meaning, and (default X) where the value is not the "
+              f"default.{notes_text}\nRun it with: mc run FILE.toml")
+    remarks = comments("fleet", data)
+    for name in UNITS:
+        f = r["fields"][name]
+        if math.isfinite(f["value"]):
+            interval = (f"95% {_num(f['lo'])} to {_num(f['hi'])}" if f["lo"] is not None and math.isfinite(f["lo"])
+                        else "no interval")
+            remarks[name] = f"fitted, {interval}; " + remarks.get(name, "")
+    return files.to_toml(data, header, remarks)
+
+
+def run(args) -> int:
+    rated, bootstrap, sims, seed, out, base = _check(args)
+    s = telemetry.read(args.file)
+    unknown = sorted(set(rated) - set(s.classes))
+    if unknown:
+        v.fail("rated", unknown[0], "names no class of the file's rows; its classes: "
+               + (", ".join(sorted(set(map(str, s.classes)))) or "none (no class column: use --rated =TOK_S)"))
+    quiet = args.quiet or args.json
+
+    def say(text: str) -> None:
+        if not quiet:
+            print(f"mc fit: {text}...", file=sys.stderr)
+
+    t0 = time.perf_counter()
+    r = telemetry.fit(s, rated, bootstrap=bootstrap, seed=seed, sims=sims, progress=say)
+    wall = round(time.perf_counter() - t0, 3)
+    warnings = law_warnings(r["noise"]["k_means"])
+    written = None
+    if out is not None:
+        fitted, notes = telemetry.fitting.scenario_of(r, base)
+        files.write_text(out, scenario_text(r, args.file, args.base or BASE, fitted, notes))
+        written = {"path": str(out), "base": args.base or BASE, "notes": notes}
+    if args.json:
+        doc = {k: x for k, x in r.items() if k != "fields"}
+        print_json({"file": args.file, **doc, "figures": figures_of(r), "warnings": warnings, "out": written,
+                    "provenance": manifest.provenance(seed=seed, n=r["cards"], wall_s=wall)})
+        return 0
+    print(f"{args.file}: {r['cards']:,} cards, {r['samples']:,} samples every {r['every_minutes']:g} min over "
+          f"{r['hours']:g} h ({wall:.1f} s)")
+    print(f"\n{'field':22s} {'value':>10s}  {'95% interval':>21s}  units")
+    for name, unit in UNITS.items():
+        f = r["fields"][name]
+        print(f"{name:22s} {_num(f['value']):>10s}  {_num(f['lo']):>10s} to {_num(f['hi']):>7s}  "
+              f"{SHOWN.get(name, unit)}")
+    print(f"intervals: the lottery and sigma_hour by {r['bootstrap']} resamples of the cards; the dips as "
+          f"{r['dips']['method']}")
+    seen = r["seen"]
+    sigma = r["noise"]["sigma_sample"]
+    print(f"\none sample errs by {100 * sigma:.0f}% of its card's rate (window.sigma_hour "
+          f"{r['fields']['window.sigma_hour']['value']:.3g} x sqrt(60 / {r['every_minutes']:g}))")
+    print(f"{seen['dips']:,} dips seen; the shallowest a monitor sampling every {r['every_minutes']:g} min can see "
+          "(depth at duration, seen about half the time): "
+          + ", ".join(f"{x['depth']:.2f} at {x['hours']:g} h" for x in seen["smallest"] if x["depth"] <= 1.0)
+          + "; dips shallower or shorter are inferred from the model, not seen")
+    law = r["noise"]["k_means"]
+    print("spread of the mean of k samples over the 1/sqrt(k) law: "
+          + ", ".join(f"k={x['k']}: {x['ratio']:.3f}" for x in law))
+    for note in r["notes"]:
+        print(f"note: {note}")
+    for line in warnings:
+        print(f"warning: {line}")
+    if written is not None:
+        print(f"\nwrote {out}: the base {written['base']} with the fitted lottery, dips and window.sigma_hour")
+        for note in written["notes"]:
+            print(f"note: {note}")
+    return 0
+
+
+def register(sub) -> None:
+    p = sub.add_parser("fit", help="fit a scenario's lottery, dips and window noise to telemetry",
+                       description="Fit lottery.mean, sd, lemon_rate, lemon_factor, dips.rate, mean_hours, "
+                       "depth_lo, depth_hi and window.sigma_hour to telemetry rows (docs/model.md §8), each with "
+                       "a 95% interval (the lottery and noise by bootstrap over cards, the dips by simulation). "
+                       "FILE is a .parquet or .csv of rows with columns "
+                       "card, time (h) and rate (tok/s), and optionally class, on a regular grid (mc telemetry "
+                       "writes one). Dips too short or shallow to see are accounted for by simulating telemetry "
+                       "of the data's size with the same sampling and the same detector; --out writes the fitted "
+                       "scenario.")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("--rated", action="append", metavar="CLASS=TOK_S",
+                   help="a class's rated rate (repeat for each class); a class left out is rated at its "
+                   "healthy cards' mean, so its fitted lottery mean is 1")
+    p.add_argument("--bootstrap", type=int, default=200, help="resamples of the cards for the intervals (default 200)")
+    p.add_argument("--sims", type=int, default=telemetry.fitting.SIMS,
+                   help="simulated data sets of the data's size in each of the dips' two rounds (default "
+                   f"{telemetry.fitting.SIMS}; at least {telemetry.fitting.MIN_SIMS}; 0: the dips are not fitted)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and the simulations (default 0)")
+    p.add_argument("--out", metavar="FILE.toml", default=None,
+                   help="write the fitted scenario: the base's fields with the fitted lottery, dips and "
+                   "window.sigma_hour in place (mc run FILE.toml runs it)")
+    p.add_argument("--base", metavar="PRESET|FILE.toml", default=None,
+                   help=f"the scenario --out completes: its pool, window hours, eviction, demand (default {BASE})")
+    p.add_argument("--json", action="store_true",
+                   help="print the fit as JSON, each fitted field as {value, lo, hi, units}")
+    p.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
+    p.set_defaults(func=run)

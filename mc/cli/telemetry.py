@@ -1,0 +1,109 @@
+"""``mc telemetry``: synthetic telemetry of a scenario's cards (SPEC §8), and the truth
+beside it.
+
+Rows stream to the file as the engine makes them (memory bounded by the chunk),
+with a progress bar in cards on a terminal. Ctrl-C stops after the chunk in hand
+and writes nothing (exit 130): only a whole run is saved, sealed by its manifest.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from statistics import NormalDist
+
+from .. import engine, telemetry
+from ..studies import manifest
+from ._common import add_progress, print_json, progress_of
+from .show import load_scenario
+
+SEEDING = "card i uses fold_in(key(seed), i)"
+
+
+def _check(args) -> tuple:
+    """Every input, before anything runs: the scenario, sampling, cards, seed,
+    chunk and the output paths (one-line errors naming the flag)."""
+    scenario = load_scenario(args.scenario, "telemetry")
+    sampling = telemetry.Sampling(args.every, args.hours)
+    blocks = telemetry.layout(scenario.pool, args.cards)
+    n = sum(count for _, _, count in blocks)
+    engine.check_run_args(n, args.seed, args.chunk)
+    paths = telemetry.paths(args.out)
+    return scenario, sampling, blocks, n, paths
+
+
+def _zero_share(sigma: float) -> float:
+    """The chance the law's clip at zero takes a sample outside dips: ``P(1 + σ·ε < 0)``."""
+    return NormalDist().cdf(-1.0 / sigma) if sigma > 0 else 0.0
+
+
+def run(args) -> int:
+    scenario, sampling, blocks, n, (rows, truth, dips) = _check(args)
+    sigma = sampling.sigma(scenario.window.sigma_hour)
+    config = {"scenario": args.scenario, "fields": scenario.to_dict(),
+              "telemetry": {"cards": n, "classes": {c.name: k for c, _, k in blocks}, "every_minutes": sampling.every,
+                            "hours": sampling.hours, "samples_per_card": sampling.samples,
+                            "sigma_sample": sigma}}
+    made = manifest.build(config, seed=args.seed, n=n, seeding=SEEDING)
+    seal = manifest.beside(rows)
+    manifest.unseal(seal)
+    t0 = time.perf_counter()
+    emitted, digests = telemetry.write(rows, scenario, sampling, cards=args.cards, seed=args.seed, chunk=args.chunk,
+                                       progress=progress_of(args), metadata=manifest.to_json(made))
+    wall = time.perf_counter() - t0
+    if emitted.partial:
+        raise KeyboardInterrupt(f"after {emitted.done:,} of {n:,} cards; nothing was written to {rows} "
+                                "(only a whole run is saved)")
+    samples = emitted.n_samples
+    manifest.seal(seal, {**made, "wall_s": round(wall, 3), "samples": samples, "dips": len(emitted.dips)}, digests)
+    rate = samples / wall if wall > 0 else math.inf
+    if args.json:
+        print_json({"scenario": args.scenario, "seed": args.seed, "cards": n,
+                    "classes": {c.name: k for c, _, k in blocks}, "every_minutes": sampling.every,
+                    "hours": sampling.hours, "samples_per_card": sampling.samples, "samples": samples,
+                    "dips": len(emitted.dips), "sigma_sample": sigma, "zero_share": _zero_share(sigma),
+                    "files": {"rows": str(rows), "truth": str(truth), "dips": str(dips), "manifest": str(seal)},
+                    "wall_s": round(wall, 3), "samples_per_s": rate,
+                    "provenance": manifest.provenance(seed=args.seed, n=n, wall_s=round(wall, 3))})
+    else:
+        classes = " + ".join(f"{k:,} x {c.name}" for c, _, k in blocks)
+        print(f"{args.scenario}: {n:,} cards ({classes}), a sample every {sampling.every:g} min over "
+              f"{sampling.hours:g} h: {samples:,} samples in {wall:.1f} s ({rate:,.0f} samples/s, compilation and "
+              "writing included)")
+        zero = _zero_share(sigma)
+        print(f"one sample errs by sigma = {100 * sigma:.1f}% of the card's rate (sigma_hour "
+              f"{scenario.window.sigma_hour:g} x sqrt(60 / {sampling.every:g}))"
+              + (f"; {100 * zero:.1f}% of samples outside dips read 0 (the clip at zero)" if zero >= 1e-3 else ""))
+        print(f"rows in {rows}; truth in {truth} (one row per card) and {dips} ({len(emitted.dips):,} dips); "
+              f"manifest {seal}")
+    sys.stdout.flush()
+    return 0
+
+
+def register(sub) -> None:
+    p = sub.add_parser("telemetry", help="synthetic telemetry of a scenario's cards, with the truth beside it",
+                       description="What a fleet's monitoring would record of a preset's or scenario's cards "
+                       "(docs/model.md §8): each card sampled every --every minutes over --hours hours, a "
+                       "sample being the card's mean rate over the minutes before it, after its dips, times "
+                       "(1 + sigma·e) with sigma = window.sigma_hour x sqrt(60 / every), clipped at 0. The "
+                       "cards' qualities and dips are drawn exactly as the fleet month draws them; card i "
+                       "uses fold_in(key(seed), i), so rows never depend on --chunk. Writes FILE (rows: card, "
+                       "class, time in hours, rate in tok/s), FILE's stem + .truth (per card: class, rated, "
+                       "q, lemon, true_rate, dips) and + .dips (per dip: card, start, hours, depth), in the "
+                       "format FILE's extension names, and FILE.manifest.json last. Ctrl-C writes nothing "
+                       "(exit 130).")
+    p.add_argument("scenario", metavar="PRESET|FILE.toml")
+    p.add_argument("--out", metavar="FILE", required=True,
+                   help="the rows file, .parquet or .csv; the truth goes beside it (x.parquet: x.truth.parquet, "
+                   "x.dips.parquet) with x.parquet.manifest.json")
+    p.add_argument("--cards", type=int, default=None,
+                   help="cards to observe (default: the scenario's pool); a mixed pool keeps its classes' shares, "
+                   "class by class")
+    p.add_argument("--every", type=float, default=5.0, help="minutes between samples (default 5)")
+    p.add_argument("--hours", type=float, default=730.0, help="hours observed from t = 0 (default 730)")
+    p.add_argument("--seed", type=int, default=0, help="seed; card i uses fold_in(key(seed), i) (default 0)")
+    p.add_argument("--chunk", type=int, default=None, help="cards per device batch (default: automatic)")
+    p.add_argument("--json", action="store_true", help="print what was written as JSON")
+    add_progress(p)
+    p.set_defaults(func=run)

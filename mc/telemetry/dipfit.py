@@ -1,0 +1,218 @@
+"""The dips fitted by simulation (SPEC §8): what the detector sees of a fleet's
+dips depends on their rate, length and depth together, and the dips too short or
+too shallow to see leave no direct trace, so the dips are fitted by simulating
+telemetry with mc's own observation model and comparing what is seen.
+
+**Summaries.** Of a series after ``fitting.observe`` (baselines and ``σ`` fitted,
+dips detected): the seen dips per card per 730 h (log), their mean hours (log),
+the mean and standard deviation of their depths, and, from every sample whether
+or not a dip was seen, the spread of means of 1, 4 and 16 hours of the relative
+series over what independent noise gives (``spread²·k/s² − 1``). The last three
+need no detector: dips of any size add to them.
+
+**Simulation with regression adjustment.** Parameters ``φ = (log rate, log
+mean_hours, c, w)`` (depths ``c ∓ w``) are drawn uniformly over a box; for each,
+telemetry of as many cards as the data, sampled as the data, is simulated with
+the fitted lottery and noise (``observe.card``, every card from its own key),
+and summarised as the data is. The draws nearest the data's summaries are kept
+with Epanechnikov weights, ``φ`` is regressed on the summaries by weighted least
+squares, and each kept draw is moved to the data's summaries along the
+regression, ``φ* = φ − B·(S − S_obs)`` (Beaumont, Zhang and Balding 2002). The
+moved draws are the dips' distribution given the data under a flat prior over
+the box: the value is their weighted median, the 95% interval their weighted
+2.5th and 97.5th percentiles. A first round over a wide box, set from the naive
+figures, finds where the answer lies; a second round over a box around the first
+round's draws gives the result.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..fleet.dips import Dips
+from ..fleet.lottery import Lottery
+from .observe import Params, card
+from .series import Series
+
+SUMMARY_HOURS = (1.0, 4.0, 16.0)  # window hours of the detector-free spreads
+KEEP = 0.75  # share of the draws nearest the data kept by the kernel
+ROUNDS = 2
+CHUNK_SAMPLES = 1 << 24  # samples one simulation call holds (draws × cards × samples)
+NAMES = ("dips.rate", "dips.mean_hours", "dips.depth_lo", "dips.depth_hi")
+
+
+def summaries(o: dict, s: Series) -> np.ndarray:
+    """(7,) summaries of an observed series (``fitting.observe``'s result)."""
+    seen = o["seen"]
+    months = s.span / 730.0
+    n = len(seen["card"])
+    rate = math.log((n + 0.5) / (s.n_cards * months))
+    if n >= 2:
+        hours = math.log(float(seen["length"].mean()) * s.delta)
+        depth_m = float(np.nanmean(seen["depth"]))
+        depth_s = float(np.nanstd(seen["depth"]))
+    else:
+        hours, depth_m, depth_s = math.log(s.delta), 0.0, 0.0
+    out = [rate, hours, depth_m, depth_s]
+    z, sd = o["z"], o["sd"]
+    for h in SUMMARY_HOURS:
+        k = max(1, int(round(h / s.delta)))
+        m = (z.shape[1] // k) * k
+        if m == 0:
+            out.append(0.0)
+            continue
+        blocks = z[:, :m].reshape(z.shape[0], -1, k)
+        ok = np.isfinite(blocks).all(axis=2)
+        means = blocks.mean(axis=2)[ok]
+        out.append(float(means.var()) * k / sd**2 - 1.0 if means.size > 1 else 0.0)
+    return np.asarray(out, np.float64)
+
+
+def theta_of(phi: np.ndarray) -> np.ndarray:
+    """(…, 4) dips' ``(rate, mean_hours, depth_lo, depth_hi)`` from ``φ``."""
+    phi = np.asarray(phi, np.float64)
+    c, w = phi[..., 2], np.abs(phi[..., 3])
+    return np.stack([np.exp(phi[..., 0]), np.exp(phi[..., 1]), c - w, c + w], axis=-1)
+
+
+def _clamp_depths(phi: np.ndarray) -> np.ndarray:
+    """Depths inside ``[0, 1]``: ``c`` in ``[0.01, 0.99]``, ``w`` at most ``min(c, 1 − c)``."""
+    phi = phi.copy()
+    phi[:, 2] = np.clip(phi[:, 2], 0.01, 0.99)
+    phi[:, 3] = np.clip(phi[:, 3], 0.0, np.minimum(phi[:, 2], 1 - phi[:, 2]))
+    return phi
+
+
+def first_box(naive: np.ndarray, delta: float) -> np.ndarray:
+    """(4, 2) the first round's box of ``φ`` from the naive figures: the rate from the
+    seen rate to 10 times it, the hours from a sample to 3 times the seen hours,
+    any depths."""
+    rate = naive[0] if np.isfinite(naive[0]) and naive[0] > 0 else 0.1
+    hours = naive[1] if np.isfinite(naive[1]) and naive[1] > 0 else 4 * delta
+    return np.array([[math.log(0.7 * rate), math.log(10 * rate + 0.5)],
+                     [math.log(max(delta, 0.05 * hours)), math.log(3 * hours + delta)],
+                     [0.02, 0.98], [0.0, 0.49]])
+
+
+def _box_around(phi: np.ndarray, w: np.ndarray, prev: np.ndarray) -> np.ndarray:
+    """A box around weighted draws: their 0.5th to 99.5th percentiles, widened by half
+    their range each side, within the previous box's depth limits."""
+    lo = np.array([_wq(phi[:, j], w, 0.005) for j in range(4)])
+    hi = np.array([_wq(phi[:, j], w, 0.995) for j in range(4)])
+    pad = 0.5 * np.maximum(hi - lo, 1e-3)
+    box = np.stack([lo - pad, hi + pad], axis=1)
+    box[2] = np.clip(box[2], 0.01, 0.99)
+    box[3] = np.clip(box[3], 0.0, 0.49)
+    return box
+
+
+def _wq(x: np.ndarray, w: np.ndarray, q: float) -> float:
+    """The weighted ``q`` quantile of ``x``."""
+    ok = np.isfinite(x) & (w > 0)
+    x, w = x[ok], w[ok]
+    if x.size == 0:
+        return math.nan
+    order = np.argsort(x)
+    x, w = x[order], w[order]
+    c = (np.cumsum(w) - 0.5 * w) / w.sum()
+    return float(np.interp(q, c, x))
+
+
+def _batched(params: list[Params]) -> Params:
+    """One ``Params`` whose leaves stack those of ``params`` (a leading draw axis)."""
+    return jax.tree_util.tree_map(lambda *xs: jnp.stack([jnp.asarray(x, jnp.float32) for x in xs]), *params)
+
+
+def simulate(phis: np.ndarray, lottery: Lottery, sigma_hour: float, s: Series, cap: int, seed: int,
+             first: int = 0) -> np.ndarray:
+    """(draws, cards, samples) float64 relative telemetry (rated 1) of ``s.n_cards``
+    cards for each row of ``φ``, sampled as ``s``; draw ``first + d``, card ``i``
+    uses ``fold_in(fold_in(key(seed), first + d), i)``."""
+    every = s.delta * 60.0
+    hours = s.span
+    base = Params(every=every, hours=hours, rated=1.0, sigma_hour=sigma_hour, lottery=lottery)
+    th = theta_of(phis)
+    params = [Params(every=base.every, hours=base.hours, rated=1.0, sigma_hour=sigma_hour, lottery=lottery,
+                     dips=Dips(rate=float(t[0]), mean_hours=float(t[1]), depth_lo=float(t[2]),
+                               depth_hi=float(max(t[3], t[2])), max_count=cap)) for t in th]
+    ids = jnp.arange(first, first + len(th))
+    return np.asarray(_run(ids, _batched(params), jax.random.key(seed), jnp.arange(s.n_cards)), np.float64)
+
+
+def _one(d: jax.Array, p: Params, key: jax.Array, cards: jax.Array) -> jax.Array:
+    """(cards, samples) one draw's telemetry: card ``i`` from ``fold_in(fold_in(key, d), i)``."""
+    k = jax.random.fold_in(key, d)
+    keys = jax.vmap(jax.random.fold_in, in_axes=(None, 0))(k, cards)
+    return jax.vmap(lambda one: card(one, p)["rate"])(keys)
+
+
+_run = jax.jit(jax.vmap(_one, in_axes=(0, 0, None, None)))
+
+
+def _regress(phi: np.ndarray, S: np.ndarray, s_obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Kernel weights and regression-adjusted draws ``φ*`` (see the module's text)."""
+    ok = np.isfinite(S).all(axis=1)  # a draw whose cards read 0 throughout has no summaries
+    S = np.where(ok[:, None], S, s_obs)
+    scale = np.std(S[ok], axis=0) if ok.sum() > 1 else np.ones(S.shape[1])
+    scale = np.where(scale > 0, scale, 1.0)
+    d = np.sqrt((((S - s_obs) / scale) ** 2).sum(axis=1))
+    h = np.quantile(d[ok], KEEP) if ok.any() else 1.0
+    w = np.where(ok & (d < h), 1.0 - (d / max(h, 1e-12)) ** 2, 0.0)
+    x = np.concatenate([np.ones((len(S), 1)), (S - s_obs) / scale], axis=1)
+    sw = np.sqrt(w)[:, None]
+    coef, *_ = np.linalg.lstsq(x * sw, phi * sw, rcond=None)
+    adjusted = phi - ((S - s_obs) / scale) @ coef[1:]
+    return w, adjusted
+
+
+def fit(s: Series, observed: dict, naive: np.ndarray, lottery: Lottery, sigma_hour: float, *, sims: int,
+        seed: int, observe: Callable, progress: Any = None) -> dict:
+    """The dips fitted by simulation with regression adjustment.
+
+    Args:
+        observed: ``fitting.observe(s)``.
+        naive: (4,) the naive figures (``fitting.naive``), for the first box.
+        lottery, sigma_hour: the fitted lottery and noise the simulations use.
+        sims: simulated data sets per round.
+        observe: ``fitting.observe`` (the same detection as the data's).
+    Returns:
+        ``{"value", "lo", "hi"}`` (each (4,): rate, mean_hours, depth_lo, depth_hi),
+        ``"summaries"`` (the data's), ``"boxes"`` and ``"kept"`` (effective draws).
+    """
+    say = progress or (lambda text: None)
+    s_obs = summaries(observed, s)
+    box = first_box(naive, s.delta)
+    rng = np.random.default_rng(seed)
+    per_call = max(1, CHUNK_SAMPLES // max(1, s.n_cards * s.y.shape[1]))
+    boxes, drawn = [], 0
+    for rnd in range(ROUNDS):
+        boxes.append(box.copy())
+        phi = _clamp_depths(box[:, 0] + (box[:, 1] - box[:, 0]) * rng.random((sims, 4)))
+        cap = int(min(64, max(8, math.ceil(math.exp(box[0, 1]) + 6 * math.exp(box[0, 1] / 2) + 2))))
+        S = np.empty((sims, len(s_obs)))
+        for a in range(0, sims, per_call):
+            say(f"dips: round {rnd + 1} of {ROUNDS}, simulations {a + 1} to {min(sims, a + per_call)} of {sims}")
+            y = simulate(phi[a:a + per_call], lottery, sigma_hour, s, cap, seed, first=drawn + a)
+            for j in range(y.shape[0]):
+                sim = Series(np.arange(s.n_cards), s.classes, np.where(np.isfinite(s.y), y[j], np.nan), s.delta,
+                             s.t0)
+                with np.errstate(divide="ignore", invalid="ignore"):  # a card lost to its dips reads 0
+                    S[a + j] = summaries(observe(sim), sim)
+        drawn += sims
+        w, adjusted = _regress(phi, S, s_obs)
+        adjusted = _clamp_depths(adjusted)
+        if rnd + 1 < ROUNDS:
+            box = _box_around(adjusted, w, box)
+    th = theta_of(adjusted)
+    value = np.array([_wq(th[:, j], w, 0.5) for j in range(4)])
+    lo = np.array([_wq(th[:, j], w, 0.025) for j in range(4)])
+    hi = np.array([_wq(th[:, j], w, 0.975) for j in range(4)])
+    kept = float(w.sum() ** 2 / max((w**2).sum(), 1e-300))
+    return {"value": value, "lo": lo, "hi": hi, "summaries": s_obs.tolist(),
+            "boxes": [dict(zip(("log_rate", "log_hours", "depth_centre", "depth_half"), b.tolist())) for b in boxes],
+            "kept": kept}

@@ -1,0 +1,252 @@
+"""A scenario's lottery, dips and window noise fitted to telemetry (SPEC §8), with
+95% intervals by bootstrap over cards.
+
+1. **Noise and baselines.** Each card's baseline ``t̂`` is its mean sample outside
+   seen dips over the clip's mean ``g(σ)``; ``σ(Δ)`` is the censored-normal fit of
+   the residuals (``noise``), and ``window.sigma_hour = σ(Δ)·sqrt(Δ / 1 h)``. Dips
+   are found (``detect``) and masked, and both are fitted again, three times.
+2. **Lottery.** ``q̂ = t̂ / r`` per card, fitted as a normal with a lemon mixture
+   (``mixture``). Without a rated rate for a class, ``r`` is its healthy cards'
+   mean baseline, so the fitted ``lottery.mean`` is 1 (the result says so).
+3. **Dips.** The seen dips give naive figures (dips per card per 730 h, their
+   mean hours, the depths' range ``mean ± sqrt(3)·sd``), which dips too short or
+   too shallow to see bias. The dips are fitted by simulation (``dipfit``):
+   telemetry of the data's size and sampling, from the fitted lottery and noise
+   and dips drawn over a box, is detected and summarised as the data is, and a
+   regression adjustment of the draws to the data's summaries gives the value and
+   the 95% interval.
+4. **Intervals.** The lottery's and ``σ``'s by resampling the cards with
+   replacement and refitting; the dips' from the simulation (3).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .. import _validate as v
+from ..fleet.lottery import Lottery
+from ..fleet.scenario import Scenario
+from ..units import HOURS
+from . import detect, dipfit, mixture, noise
+from .sampling import MINUTES
+from .series import Series
+
+ROUNDS = 3  # detect, mask, refit
+KS = (1, 2, 4, 8, 16, 32, 64, 128)
+DIP_FIELDS = ("dips.rate", "dips.mean_hours", "dips.depth_lo", "dips.depth_hi")
+SIMS = 128  # simulated data sets per round of the dips' fit
+MIN_SIMS, MAX_SIMS = 32, 100_000
+MIN_SEEN = 5  # dips seen below which the dips are not fitted
+
+
+def _seen_mask(seen: dict, shape: tuple[int, int]) -> np.ndarray:
+    mask = np.zeros(shape, bool)
+    for c, a, n in zip(seen["card"], seen["start"], seen["length"]):
+        mask[c, a:a + n] = True
+    return mask
+
+
+def observe(s: Series, k: float = detect.K) -> dict:
+    """Baselines, ``σ(Δ)``, the seen dips and the clean-sample mask of a series."""
+    y = s.y
+    present = np.isfinite(y)
+    base = np.nanmedian(y, axis=1)
+    sigma = noise.sigma_mle(noise.sums(y, base, present).sum(axis=0))
+    clean = present
+    for _ in range(ROUNDS):
+        g = noise.clipped_mean(sigma)
+        sd = noise.clipped_sd(sigma) / g
+        z = y / (np.maximum(base, 1e-30) * g)[:, None]
+        hidden = detect.flagged(z, sd, s.delta, k)
+        clean = present & ~hidden
+        base = noise.baselines(y, clean, sigma)
+        sigma = noise.sigma_mle(noise.sums(y, base, clean).sum(axis=0))
+    g = noise.clipped_mean(sigma)
+    sd = noise.clipped_sd(sigma) / g
+    z = y / (np.maximum(base, 1e-30) * g)[:, None]
+    seen = detect.seen(z, sd, s.delta, k)
+    return {"base": base, "sigma": sigma, "sd": sd, "z": z, "clean": clean, "seen": seen,
+            "sums": noise.sums(y, base, clean), "count": clean.sum(axis=1)}
+
+
+def naive(seen: dict, idx: np.ndarray, span: float, delta: float) -> np.ndarray:
+    """(4,) naive dip figures of the cards ``idx`` (repeats allowed): seen dips per
+    card per 730 h, their mean hours, and ``mean ∓ sqrt(3)·sd`` of their depths."""
+    top = max(int(idx.max()) if len(idx) else -1, int(seen["card"].max()) if len(seen["card"]) else -1) + 1
+    mult = np.bincount(idx, minlength=top)
+    w = mult[seen["card"]] if len(seen["card"]) else np.zeros(0)
+    total = w.sum()
+    rate = total / len(idx) / (span / HOURS)
+    if total < 2:
+        return np.array([rate, math.nan, math.nan, math.nan])
+    hours = float((w * seen["length"]).sum() / total) * delta
+    m = float((w * seen["depth"]).sum() / total)
+    sd = math.sqrt(max(float((w * (seen["depth"] - m) ** 2).sum() / total), 0.0))
+    return np.array([rate, hours, m - math.sqrt(3) * sd, m + math.sqrt(3) * sd])
+
+
+def _interval(x: np.ndarray) -> tuple[float, float]:
+    x = x[np.isfinite(x)]
+    if x.size < 10:
+        return math.nan, math.nan
+    return float(np.percentile(x, 2.5)), float(np.percentile(x, 97.5))
+
+
+def fit(s: Series, rated: dict | None = None, *, bootstrap: int = 200, seed: int = 0, sims: int = SIMS,
+        k: float = detect.K, progress: Any = None) -> dict:
+    """Fit the lottery, dips and ``window.sigma_hour`` to a ``Series`` (SPEC §8).
+
+    Args:
+        rated: ``{class: tok/s}``; a class left out gets the rated rate that makes
+            its healthy cards' fitted mean quality 1.
+        bootstrap: resamples of the cards for the 95% intervals.
+        sims: simulated data sets in each round of the dips' fit (``dipfit``; 0: the
+            dips are not fitted).
+        progress: called with a short text as each stage starts (or None).
+    Returns:
+        ``{"fields": {dotted field: {"value", "lo", "hi"}}, "noise": ..., "seen": ...,
+        "rated": ..., "notes": [...]}``.
+    """
+    v.instance("series", s, Series, "a Series (mc.telemetry.series.read or from_frame)")
+    bootstrap = v.count("bootstrap", bootstrap, lo=0, hi=100_000)
+    seed = v.count("seed", seed, lo=0, hi=2**31 - 1)
+    sims = v.count("sims", sims, lo=0, hi=MAX_SIMS)
+    if 0 < sims < MIN_SIMS:
+        v.fail("sims", sims, f"must be 0 (no dips fitted) or at least {MIN_SIMS} (a regression over the summaries)")
+    say = progress or (lambda text: None)
+    notes = []
+    say("noise and baselines")
+    o = observe(s, k)
+    sigma = o["sigma"]
+    base = o["base"]
+    classes = s.classes
+    given = dict(rated or {})
+    r = np.empty(s.n_cards)
+    rated_out = {}
+    err_rel = o["sd"] ** 2 / np.maximum(o["count"], 1)  # relative variance of each baseline
+    for name in dict.fromkeys(classes):
+        of = classes == name
+        if name in given:
+            r[of] = v.positive(f"rated.{name or 'cards'}", given[name])
+        else:
+            r[of] = mixture.fit(base[of], float(np.mean(err_rel[of] * base[of] ** 2)))["mean"]
+            notes.append(f"class {name or '(none)'}: no rated rate given; rated = {r[of][0]:,.6g} tok/s, its healthy "
+                         "cards' mean baseline, so the fitted lottery mean is 1 by construction")
+        rated_out[name] = float(r[of][0])
+    q = base / r
+    err_var = float(np.mean(err_rel * q**2))
+    lot = mixture.fit(q, err_var)
+    fitted = {"lottery.mean": lot["mean"], "lottery.sd": lot["sd"], "lottery.lemon_rate": lot["lemon_rate"],
+              "lottery.lemon_factor": lot["lemon_factor"], "window.sigma_hour": sigma * math.sqrt(s.delta)}
+    if not lot["lemons"]:
+        notes.append("no lemon component beats one normal (BIC margin 10): lemon_rate 0, lemon_factor not identified")
+
+    every = np.arange(s.n_cards)
+    n_obs = naive(o["seen"], every, s.span, s.delta)
+    dips_ok = sims > 0 and len(o["seen"]["card"]) >= MIN_SEEN
+    dip_fit = None
+    if dips_ok:
+        lot_sim = Lottery(mean=fitted["lottery.mean"], sd=fitted["lottery.sd"],
+                          lemon_rate=fitted["lottery.lemon_rate"] if lot["lemons"] else 0.0,
+                          lemon_factor=fitted["lottery.lemon_factor"] if lot["lemons"] else 0.67)
+        dip_fit = dipfit.fit(s, o, n_obs, lot_sim, fitted["window.sigma_hour"], sims=sims, seed=seed,
+                             observe=lambda x: observe(x, k), progress=say)
+        fitted.update(dict(zip(DIP_FIELDS, (float(x) for x in dip_fit["value"]))))
+    else:
+        fitted.update(dict.fromkeys(DIP_FIELDS, math.nan))
+        notes.append(f"only {len(o['seen']['card'])} dips seen (a fit needs {MIN_SEEN}): the dips stay unidentified"
+                     if sims > 0 else "sims 0: the dips are not fitted")
+
+    say("bootstrap")
+    rng = np.random.default_rng(seed)
+    draws = {f: [] for f in fitted if f not in DIP_FIELDS}
+    for _ in range(bootstrap):
+        idx = rng.integers(0, s.n_cards, s.n_cards)
+        sig_b = noise.sigma_mle(o["sums"][idx].sum(axis=0))
+        lot_b = mixture.fit(q[idx], float(np.mean(err_rel[idx] * q[idx] ** 2)))
+        row = {"lottery.mean": lot_b["mean"], "lottery.sd": lot_b["sd"], "lottery.lemon_rate": lot_b["lemon_rate"],
+               "lottery.lemon_factor": lot_b["lemon_factor"], "window.sigma_hour": sig_b * math.sqrt(s.delta)}
+        for f in row:
+            draws[f].append(row[f])
+    out = {}
+    for f, value in fitted.items():
+        if f in DIP_FIELDS:
+            j = DIP_FIELDS.index(f)
+            lo, hi = (float(dip_fit["lo"][j]), float(dip_fit["hi"][j])) if dip_fit else (math.nan, math.nan)
+        else:
+            lo, hi = _interval(np.asarray(draws[f], np.float64)) if bootstrap else (math.nan, math.nan)
+        out[f] = {"value": value, "lo": lo, "hi": hi}
+    return {
+        "cards": s.n_cards, "samples": int(np.isfinite(s.y).sum()), "every_minutes": s.delta * MINUTES,
+        "hours": s.span, "rated": rated_out,
+        "rated_given": {name: rated_out[name] for name in given if name in rated_out}, "fields": out,
+        "bootstrap": bootstrap,
+        "dips": {"method": (f"simulation with regression adjustment ({sims} simulated data sets of the data's size "
+                            f"in each of {dipfit.ROUNDS} rounds)") if dip_fit else "not fitted",
+                 "sims": sims if dip_fit else 0, "kept": dip_fit["kept"] if dip_fit else 0.0,
+                 "summaries": dip_fit["summaries"] if dip_fit else None,
+                 "boxes": dip_fit["boxes"] if dip_fit else None},
+        "noise": {"sigma_sample": sigma,
+                  "zero_share": float(((s.y <= 0) & o["clean"]).sum() / max(o["clean"].sum(), 1)),
+                  "k_means": noise.k_spread(o["z"], o["clean"], KS)},
+        "seen": {"dips": int(len(o["seen"]["card"])), "naive": dict(zip(DIP_FIELDS, map(float, n_obs))),
+                 "threshold_se": k, "smallest": detect.smallest(o["sd"], s.delta, k)},
+        "notes": notes,
+    }
+
+
+LOTTERY_FIELDS = ("lottery.mean", "lottery.sd", "lottery.lemon_rate", "lottery.lemon_factor")
+
+
+def dip_cap(rate: float) -> int:
+    """``dips.max_count`` that a Poisson count of mean ``rate`` a month almost never
+    reaches (mean + 6 standard deviations + 2, within 8 to 64)."""
+    return int(min(64, max(8, math.ceil(rate + 6 * math.sqrt(max(rate, 0.0)) + 2))))
+
+
+def scenario_of(result: dict, base: Scenario) -> tuple[Scenario, list[str]]:
+    """``base`` with a fit's lottery, dips and ``window.sigma_hour`` in place of its
+    own, and what a reader must know of it (one line each).
+
+    A field the fit could not identify (``lemon_factor`` with no lemons seen, the
+    dips when too few were seen) keeps ``base``'s value. ``dips.max_count`` is raised
+    where the fitted rate would often reach ``base``'s cap. The lottery's quality is
+    relative to the rated rates the fit used: where those are not ``base``'s pool's
+    rates for classes of the same name, or were not given, the notes say so.
+    """
+    v.instance("base", base, Scenario, "a Scenario")
+    f = {name: x["value"] for name, x in result["fields"].items()}
+    notes: list[str] = []
+    updates: dict[str, Any] = {"window.sigma_hour": f["window.sigma_hour"]}
+    for name in LOTTERY_FIELDS:
+        if math.isfinite(f[name]):
+            updates[name] = f[name]
+        else:
+            notes.append(f"{name} not identified by the fit: the base's {_field(base, name):g} kept")
+    if all(math.isfinite(f[name]) for name in DIP_FIELDS):
+        updates.update({name: f[name] for name in DIP_FIELDS})
+        cap = max(base.dips.max_count, dip_cap(f["dips.rate"]))
+        if cap != base.dips.max_count:
+            updates["dips.max_count"] = cap
+            notes.append(f"dips.max_count raised from {base.dips.max_count} to {cap} so that the fitted rate is "
+                         "rarely cut")
+    else:
+        notes.append("the dips were not identified by the fit: the base's dips kept")
+    rated = {c.name: c.rated for c in base.pool.classes}
+    for name, r in result["rated"].items():
+        if name in result.get("rated_given", {}):
+            if name in rated and abs(rated[name] - r) > 1e-9 * r:
+                notes.append(f"the fit's rated rate of class {name} ({r:,.6g} tok/s) is not the base's "
+                             f"({rated[name]:,.6g}): the fitted qualities are relative to the fit's")
+        else:
+            notes.append(f"class {name or '(none)'} was fitted without a rated rate: lottery.mean 1 is relative to "
+                         "its healthy cards' mean, not to the base's rated rate (give --rated CLASS=TOK_S)")
+    return base.replace(updates), notes
+
+
+def _field(sc: Scenario, dotted: str) -> float:
+    head, _, tail = dotted.partition(".")
+    return float(getattr(getattr(sc, head), tail))

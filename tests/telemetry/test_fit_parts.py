@@ -1,0 +1,108 @@
+"""The fit's parts on data whose answer is known: rows back onto a grid, the clipped
+noise's moments and ``σ`` from censored residuals, the lemon mixture, and dips seen
+in a series with one dip planted. Tolerances are standard errors of the sample size."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import mc
+from mc import telemetry
+from mc.telemetry import detect, mixture, noise, series
+
+Z = 5.0
+
+
+def test_rows_back_onto_their_grid():
+    e = telemetry.emit(mc.Scenario(pool=mc.Pool.of(("bargain", 2), ("flagship", 1))), telemetry.Sampling(15.0, 10.0))
+    s = series.from_frame(e.samples)
+    assert s.delta == pytest.approx(0.25) and s.t0 == pytest.approx(0.25) and s.y.shape == (3, 40)
+    assert list(s.cards) == [0, 1, 2] and list(s.classes) == ["bargain", "bargain", "flagship"]
+    assert np.array_equal(s.y.ravel(), e.samples.rate.to_numpy().astype(np.float64))
+    gappy = e.samples.drop(index=[5, 6, 50]).sample(frac=1.0, random_state=1)  # missing samples, any order
+    g = series.from_frame(gappy)
+    assert g.y.shape == (3, 40) and np.isnan(g.y).sum() == 3 and np.isnan(g.y[0, 5:7]).all()
+
+
+@pytest.mark.parametrize("change, field", [
+    (lambda f: f.drop(columns="rate"), "rows"), (lambda f: f.assign(rate=-f.rate), "rows.rate"),
+    (lambda f: f.assign(time=f.time + np.where(f.index == 3, 0.01, 0.0)), "rows.time"),
+    (lambda f: pd.concat([f, f.iloc[:1]]), "rows.time"), (lambda f: f.iloc[:1], "rows"),
+    (lambda f: f.assign(rate=np.where(f.index == 2, np.nan, f.rate)), "rows.rate")])
+def test_bad_rows_are_one_line(change, field):
+    f = pd.DataFrame({"card": np.repeat([0, 1], 10), "time": np.tile(np.arange(1, 11) / 12, 2),
+                      "rate": np.linspace(1, 2, 20)})
+    with pytest.raises(mc.ParamError, match=rf"^{field}=") as err:
+        series.from_frame(change(f))
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("sigma", [0.1, 0.5, 0.87, 2.0])
+def test_clipped_moments_and_sigma_from_censored_residuals(sigma):
+    rng = np.random.default_rng(int(sigma * 100))
+    n = 200_000
+    x = np.maximum(0.0, 1.0 + sigma * rng.standard_normal(n))
+    assert abs(x.mean() - noise.clipped_mean(sigma)) < Z * x.std() / math.sqrt(n)
+    assert abs(x.std() - noise.clipped_sd(sigma)) < Z * x.std() / math.sqrt(n / 2) * 2
+    y = x.reshape(100, -1) * 7000.0
+    total = noise.sums(y, np.full(100, 7000.0), np.ones(y.shape, bool)).sum(axis=0)
+    assert total[0] + total[2] == n and total[2] == (x == 0).sum()
+    got = noise.sigma_mle(total)
+    assert abs(got - sigma) < Z * sigma / math.sqrt(2 * n * (1 - noise._N.cdf(-1 / sigma)))
+
+
+def test_baselines_undo_the_clip():
+    rng = np.random.default_rng(3)
+    t = rng.uniform(5000, 8000, 50)
+    sigma = 0.87
+    y = np.maximum(0.0, t[:, None] * (1 + sigma * rng.standard_normal((50, 20_000))))
+    b = noise.baselines(y, np.ones(y.shape, bool), sigma)
+    assert np.all(np.abs(b / t - 1) < Z * noise.clipped_sd(sigma) / noise.clipped_mean(sigma) / math.sqrt(20_000))
+
+
+def test_the_k_sample_law_on_independent_noise():
+    rng = np.random.default_rng(4)
+    z = 1 + 0.3 * rng.standard_normal((20, 4096))
+    rows = noise.k_spread(z, np.ones(z.shape, bool), (1, 4, 16, 64))
+    for r in rows:
+        assert abs(r["ratio"] - 1) < Z / math.sqrt(2 * r["means"]) + 0.01, r
+    corr = np.repeat(z[:, ::4], 4, axis=1)  # each value held for 4 samples: correlated noise
+    held = noise.k_spread(corr, np.ones(corr.shape, bool), (1, 4, 16))
+    assert held[-1]["ratio"] > 1.6  # the law overstates what a longer window buys
+
+
+def test_mixture_finds_lemons_and_no_lemons():
+    rng = np.random.default_rng(5)
+    n = 2000
+    q = rng.normal(0.96, 0.05, n)
+    lemon = rng.random(n) < 0.1
+    got = mixture.fit(np.where(lemon, q * 0.67, q))
+    assert got["lemons"]
+    assert abs(got["lemon_rate"] - 0.1) < Z * math.sqrt(0.09 / n)
+    assert abs(got["lemon_factor"] - 0.67) < 0.02 and abs(got["mean"] - 0.96) < 0.005
+    assert abs(got["sd"] - 0.05) < Z * 0.05 / math.sqrt(2 * n * 0.9)
+    plain = mixture.fit(q)
+    assert not plain["lemons"] and plain["lemon_rate"] == 0.0 and math.isnan(plain["lemon_factor"])
+    # A measurement error is taken out of the spread.
+    noisy = mixture.fit(q + rng.normal(0, 0.03, n), err_var=0.03**2)
+    assert abs(noisy["sd"] - 0.05) < 0.006
+
+
+def test_a_planted_dip_is_seen_and_noise_alone_rarely():
+    rng = np.random.default_rng(6)
+    delta, sd = 1 / 12, 0.3
+    z = 1 + sd * rng.standard_normal((50, 8760))
+    z[7, 1000:1096] -= 0.4  # 8 hours at 40%
+    got = detect.seen(z, sd, delta)
+    at7 = np.flatnonzero(got["card"] == 7)
+    assert len(at7) == 1
+    i = at7[0]
+    assert abs(got["start"][i] - 1000) <= 12 and abs(got["length"][i] - 96) <= 24
+    assert abs(got["depth"][i] - 0.4) < 0.1
+    assert len(got["card"]) <= 2  # false alarms: at most one in 50 card-months of pure noise
+    limits = detect.smallest(sd, delta)
+    assert limits[0]["hours"] == 0.5 and limits[0]["depth"] == pytest.approx(5 * 0.3 / math.sqrt(6))
