@@ -198,7 +198,7 @@ JSON_COMMANDS = {
     "latency": LATENCY + MODES["rate"] + ["--json"],
     "telemetry": ["telemetry", "golden-idler", "--cards", "4", "--every", "60", "--hours", "24", "--json",
                   "--out", "{tmp}/out/t.parquet"],
-    "fit": ["fit", "{telemetry}", "--bootstrap", "5", "--iterations", "0", "--json"],
+    "fit": ["fit", "{telemetry}", "--bootstrap", "5", "--sims", "0", "--json"],
 }
 
 
