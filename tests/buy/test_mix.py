@@ -37,6 +37,7 @@ def test_best_is_cheapest_passing(result):
     assert result.best_row["pass_all"] >= 0.5
 
 
+@pytest.mark.slow
 def test_candidate_figures_equal_simulate(result):
     """Common random numbers: a candidate's months are simulate's months, and the
     padding of its shape does not change them."""

@@ -210,6 +210,7 @@ def test_reproducible_across_chunks(preset_results):
 
 # -- CLI ---------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_cli_buy_json(capsys):
     assert main(["buy", "api-tax", "--n", str(N), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

@@ -9,6 +9,7 @@ from mc.cli import main
 CARD = ["card", "--model", "8b", "--gpu", "h100", "--batch", "32", "--context", "1280", "--prompt", "1024"]
 
 
+@pytest.mark.slow
 def test_the_slo_rated_rate_is_printed_beside_the_arithmetic(capsys):
     assert main(CARD) == 0
     out = capsys.readouterr().out
@@ -20,6 +21,7 @@ def test_the_slo_rated_rate_is_printed_beside_the_arithmetic(capsys):
     assert "SLO-rated" not in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_json_gives_the_slo_rated_figures_below_the_aggregate(capsys):
     assert main(CARD + ["--json", "--slo-ttft", "1.0"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -29,6 +31,7 @@ def test_json_gives_the_slo_rated_figures_below_the_aggregate(capsys):
     assert r["rate"]["value"] > 0 and 0 < r["load"]["value"] < 1.5
 
 
+@pytest.mark.slow
 def test_an_slo_no_rate_meets_is_said_not_refused(capsys):
     argv = ["card", "--model", "70b", "--gpu", "h100", "--weight-bytes", "1", "--batch", "2", "--prompt", "6000",
             "--context", "6100", "--slo-ttft", "0.2"]

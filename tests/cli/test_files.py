@@ -98,6 +98,7 @@ def test_out_in_a_read_only_folder(tmp_path, capsys):
     assert code == 2 and "cannot be written" in err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ext", [".parquet", ".csv", ".json"])
 def test_out_format_follows_the_extension(tmp_path, capsys, ext):
     path = tmp_path / f"months{ext}"

@@ -38,6 +38,7 @@ def test_run_help_lists_presets(capsys):
         assert name in out or name.replace("-", "- ") in out, name
 
 
+@pytest.mark.slow
 def test_latency_progress_counts_replications(capsys):
     assert main(["latency", "--model", "llama-3-8b", "--gpu", "h100", "--rate", "2", "--replications", "4",
                  "--requests", "20", "--warmup", "2", "--progress"]) == 0

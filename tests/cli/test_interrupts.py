@@ -36,6 +36,7 @@ def one_line(err: str) -> str:
 RUN = ["run", "golden-idler", "--n", "1024", "--chunk", "256", "--seed", "5", "--quiet"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("k", one_fast([1, 2]))  # of 4 chunks (a Ctrl-C lets the chunk in hand finish)
 def test_run_out_interrupted_writes_nothing_and_keeps_a_whole_earlier_file(k, tmp_path, capsys):
     out = tmp_path / "m.parquet"

@@ -74,6 +74,7 @@ def test_presets_json_keeps_its_keys_and_adds_intervals_figures_and_provenance(c
         assert row["figures"]["n_wrong_mean"]["value"] == pytest.approx(row["n_wrong_mean"])
 
 
+@pytest.mark.slow
 def test_buy_json(capsys):
     assert main(["buy", "api-tax", "--n", "100", "--seed", "1", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -84,6 +85,7 @@ def test_buy_json(capsys):
     check_provenance(out["provenance"], 100, 1)
 
 
+@pytest.mark.slow
 def test_sweep_json(tmp_path, capsys):
     path = tmp_path / "s.toml"
     path.write_text('preset = "golden-idler"\nn = 200\n[grid]\n"eviction.share" = [0.0, 0.2]\n'
@@ -99,6 +101,7 @@ def test_sweep_json(tmp_path, capsys):
     assert out["provenance"]["scenario"]["grid"] == {"eviction.share": [0.0, 0.2]}
 
 
+@pytest.mark.slow
 def test_card_json_has_exact_figures_with_units_and_provenance(capsys):
     assert main(["card", "--model", "llama-3-8b", "--gpu", "h100", "--batch", "8", "--price-hour", "3",
                  "--json"]) == 0

@@ -15,6 +15,7 @@ FIGURES = {"ttft_p50", "ttft_p95", "ttft_p99", "ttft_q", "e2e_p50", "e2e_p95", "
 EXAMPLE = str(Path(__file__).resolve().parents[2] / "examples" / "traces" / "azure-conv-2023.csv")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("batcher", ["static", "continuous"])
 def test_rate_json(capsys, batcher):
     assert main(["latency", *SMALL, "--batcher", batcher, "--rate", "3", "--json", "--price-hour", "2"]) == 0
@@ -32,6 +33,7 @@ def test_rate_json(capsys, batcher):
     assert out["serving"]["batcher"] == batcher
 
 
+@pytest.mark.slow
 def test_slo_json(capsys):
     assert main(["latency", *SMALL, "--batcher", "continuous", "--slo-ttft", "0.3", "--share", "0.75",
                  "--rel-tol", "0.1", "--json"]) == 0
@@ -43,6 +45,7 @@ def test_slo_json(capsys):
     assert any(not t["meets"] for t in slo["tried"])
 
 
+@pytest.mark.slow
 def test_table(capsys):
     assert main(["latency", *SMALL, "--rate", "2"]) == 0
     out = capsys.readouterr().out
@@ -114,6 +117,7 @@ def test_an_slo_no_rate_meets_exits_2(capsys):
     assert err.count("\n") == 1 and "no rate meets it" in err and "lowest rate tried" in err
 
 
+@pytest.mark.slow
 def test_a_log_replayed_and_bootstrapped(capsys):
     assert main(["latency", "--model", "8b", "--gpu", "h100", "--batcher", "continuous", "--max-batch", "64",
                  "--log", EXAMPLE, "--replay", "--quiet"]) == 0
@@ -133,6 +137,7 @@ def test_a_log_replayed_and_bootstrapped(capsys):
         assert out["figures"][q]["lo"] <= out["figures"][q]["value"] <= out["figures"][q]["hi"]
 
 
+@pytest.mark.slow
 def test_gamma_arrivals_print_their_cv_and_load(capsys):
     assert main(["latency", *SMALL, "--arrivals", "gamma", "--cv", "4", "--load", "0.5"]) == 0
     out = capsys.readouterr().out

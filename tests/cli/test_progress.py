@@ -23,6 +23,7 @@ def sweep_file(tmp_path):
     ["buy", "api-tax", "--n", "100"],
     ["sweep", "SWEEP", "--fresh"],
 ], keep=["buy", "api-tax", "--n", "100"]))
+@pytest.mark.slow
 def test_progress_shows_rate_and_eta_and_quiet_hides_it(argv, tmp_path, capsys):
     argv = [sweep_file(tmp_path) if a == "SWEEP" else a for a in argv]
     if argv[0] == "sweep":

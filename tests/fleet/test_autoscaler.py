@@ -132,6 +132,7 @@ def test_one_round_is_section_1_past_the_pairwise_size(pool, policy):
                                          "lottery.lemon_rate": 0.1, **diurnal}))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("policy", one_fast(mc.fleet.policies.names(), keep="zscore"))
 @pytest.mark.parametrize("pool", one_fast(["16 x flagship", "30 x bargain + 40 x flagship"]))
 def test_one_round_is_section_1_for_every_policy(policy, pool):

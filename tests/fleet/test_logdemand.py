@@ -296,6 +296,7 @@ def test_file_errors_are_one_line(tmp_path):
         files.scenario_from_data({"preset": "golden-idler", "demand": {"shape": "log", "log": "no.csv"}}, tmp_path)
 
 
+@pytest.mark.slow
 def test_mc_show_and_mc_run_print_the_log_line(tmp_path, capsys):
     write_log(tmp_path / "day.csv")
     path = tmp_path / "s.toml"

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 import mc
+from conftest import one_fast
 from mc.cli import main
 from mc.fleet import eviction, policies
 from mc.fleet.policies import Cards, NumpyCards, Policy, cap_param, param, rule
@@ -229,6 +230,7 @@ def test_bad_files_exit_2_in_one_line(body, needle, tmp_path, capsys):
 
 # -- mc run and mc calibrate with the new rules --------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("policy, field", [("zscore", "k = 2.5"), ("floor", "floor = 0.9")])
 def test_mc_run_takes_the_new_rules(policy, field, tmp_path, capsys):
     path = tmp_path / "s.toml"
@@ -264,6 +266,7 @@ def test_the_default_grid_is_unchanged():
     (["--policy", "floor"], {"floor"}, 2),
     (["--share", "0,0.1", "--k", "3"], {"share", "zscore"}, 6),
 ])
+@pytest.mark.slow
 def test_mc_calibrate_takes_the_new_rules(flags, policies_run, searched, capsys, tmp_path):
     rc = main(["calibrate", "noise-evictor", "--window", "day,week", "--runset", "steady", *flags,
                "--n", "32", "--first", "16", "--json", "--out", str(tmp_path)])
@@ -303,6 +306,7 @@ class Struck(Policy):
         return (cards.rel < cards.const(self.line)) | (cards.strikes > 0) & (cards.served > 0)
 
 
+@pytest.mark.slow
 def test_a_registered_rule_works_everywhere(monkeypatch, capsys):
     monkeypatch.setattr(policies, "_REGISTRY", dict(policies._REGISTRY))  # registered for this test only
     assert policies.register(Struck) is Struck and policies.names()[-1] == "struck"
@@ -346,7 +350,7 @@ PINNED = {
 COLS = ("bill", "warm_bill", "churn_bill", "ideal_bill", "n_run", "n_evicted", "n_wrong")
 
 
-@pytest.mark.parametrize("name", PINNED)
+@pytest.mark.parametrize("name", one_fast(PINNED, keep="lemon-hunter"))
 def test_results_are_those_of_the_string_policies(name):
     sc = (mc.presets.get("noise-evictor").replace({"eviction.policy": "threshold", "eviction.theta": 0.9})
           if name == "threshold-section-1" else mc.presets.get(name))

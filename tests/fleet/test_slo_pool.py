@@ -18,6 +18,7 @@ def test_an_slo_entry_is_rated_at_its_slo_tok_s():
     assert card.rated == want.tok_s
 
 
+@pytest.mark.slow
 def test_a_scenario_runs_on_slo_rated_cards(tmp_path):
     path = tmp_path / "s.toml"
     fields = ", ".join(f"{k} = {v!r}".replace("'", '"') for k, v in {**QUEUE, **SEARCH}.items())
@@ -61,6 +62,7 @@ def _burst_log_csv(path):
     path.write_text("\n".join(lines) + "\n")
 
 
+@pytest.mark.slow
 def test_a_pool_entry_is_rated_from_a_request_log(tmp_path):
     _burst_log_csv(tmp_path / "log.csv")
     q = ('rated_from = "slo", name = "logged", price = 2600, count = 8, model = "8b", gpu = "h100", '

@@ -80,6 +80,7 @@ def test_bootstrap_agrees_with_the_reference(batcher, block):
         agree(r, f, i, ref_latency.simulate(gap, d.prompt[i], d.answer[i], c))
 
 
+@pytest.mark.slow
 def test_bootstrap_keeps_bursts_whole_and_offsets_uniform():
     log = burst_log(span=3000.0)
     s = L.Serving("8b", "h100", arrivals="log", log=log, block=300.0, n=400, warmup=0)
@@ -96,6 +97,7 @@ def test_bootstrap_keeps_bursts_whole_and_offsets_uniform():
                                    atol=1e-6)
 
 
+@pytest.mark.slow
 def test_bootstrap_does_not_depend_on_the_chunk_or_the_rate_draws():
     log = burst_log()
     s = L.Serving("8b", "h100", batcher="continuous", arrivals="log", log=log, block=120.0, n=200, warmup=20)
@@ -129,6 +131,7 @@ def test_replay_agrees_with_the_reference_on_known_bursts(batcher):
         assert ttft.max() > 5 * np.median(ttft), (ttft.max(), np.median(ttft))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("batcher", L.BATCHERS)
 def test_replay_of_the_example_log_agrees_with_the_reference(batcher):
     from mc.files import read_request_log
@@ -153,6 +156,7 @@ def test_replay_is_one_path_and_the_same_for_every_seed():
 
 # -- gamma --------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_gamma_gaps_have_mean_one_and_the_given_cv():
     for cv in (0.5, 3.0):
         s = L.Serving("8b", "h100", arrivals="gamma", cv=cv, n=5000, warmup=0)
@@ -163,6 +167,7 @@ def test_gamma_gaps_have_mean_one_and_the_given_cv():
         assert abs(g.std() / g.mean() - cv) < 0.1 * cv
 
 
+@pytest.mark.slow
 def test_gamma_with_cv_one_is_poisson_in_law():
     """Two-sample Kolmogorov–Smirnov on gaps, and the queue's mean wait against the
     Poisson queue's within the two 95% intervals' joint width."""
@@ -181,6 +186,7 @@ def test_gamma_with_cv_one_is_poisson_in_law():
     assert abs(ma - mb) < math.hypot(ha - la, hb - lb) / 2
 
 
+@pytest.mark.slow
 def test_burstier_gamma_waits_longer():
     kw = dict(batcher="continuous", max_batch=32, answer_mean=64, n=600, warmup=100)
     rate = 0.6 * L.Serving("8b", "h100", **kw).capacity_rate()
@@ -192,6 +198,7 @@ def test_burstier_gamma_waits_longer():
 
 # -- lengths from a log, load and the SLO search ------------------------------------------
 
+@pytest.mark.slow
 def test_log_lengths_are_joint_rows_of_the_log():
     log = burst_log()
     s = L.Serving("8b", "h100", lengths="log", log=log, n=3000, warmup=0)
@@ -205,6 +212,7 @@ def test_log_lengths_are_joint_rows_of_the_log():
                                                         answer_mean=log.mean("answer")).capacity_rate(), rel=0.3)
 
 
+@pytest.mark.slow
 def test_load_is_rate_over_capacity_and_may_be_given_instead():
     s = L.Serving("8b", "h100", n=100, warmup=10)
     r = L.simulate(s, load=0.5, replications=2)
@@ -216,6 +224,7 @@ def test_load_is_rate_over_capacity_and_may_be_given_instead():
     assert own.rate == pytest.approx(log.rate, rel=1e-6)
 
 
+@pytest.mark.slow
 def test_slo_search_on_a_log_is_monotone_in_the_compression():
     log = burst_log()
     s = L.Serving("8b", "h100", batcher="continuous", max_batch=32, arrivals="log", log=log, block=120.0,

@@ -118,6 +118,7 @@ def length_pmf(mu: float, sigma: float, cap: int) -> np.ndarray:
     return pmf
 
 
+@pytest.mark.slow
 def test_lengths_follow_the_rounded_lognormal():
     s = L.Serving("8b", "h100", prompt_mean=300, prompt_cv=1.5, prompt_max=2000, n=4000, warmup=0)
     p = s.params(1.0)
@@ -136,6 +137,7 @@ def test_lengths_follow_the_rounded_lognormal():
     assert abs(g.mean() - 1.0) < engine.Z95 / math.sqrt(g.size)
 
 
+@pytest.mark.slow
 def test_fixed_lengths_are_ceil_of_the_mean():
     s = L.Serving("8b", "h100", prompt_mean=99.2, prompt_cv=0.0, answer_mean=7, answer_cv=0.0, n=50, warmup=0)
     d, _, _ = jax.tree_util.tree_map(np.asarray, _requests(0, 2, s.params(1.0)))
@@ -198,6 +200,7 @@ def test_mean_wait_matches_pollaczek_khinchine(queue, rho, batcher):
     assert ulo <= float(np.float32(rate)) * m1 <= uhi
 
 
+@pytest.mark.slow
 def test_mean_wait_pollaczek_khinchine_quick():
     # the fast tier's version: M/G/1 at rho = 0.6 with fewer requests
     s = L.Serving("8b", "h100", max_batch=1, n=4_000, warmup=1_000, **QUEUES["M/G/1"])
@@ -210,6 +213,7 @@ def test_mean_wait_pollaczek_khinchine_quick():
 
 # -- SLO rate ----------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_slo_rate_brackets_the_answer():
     s = L.Serving("8b", "h100", batcher="continuous", max_batch=32, answer_mean=64, n=300, warmup=50)
     got = S.slo_rate(s, 0.2, percentile=95, share=0.8, replications=24, rel_tol=0.05)

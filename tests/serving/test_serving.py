@@ -143,6 +143,7 @@ def test_card_class_bad_price():
         __import__("mc").CardClass.from_serving("8b", "h100", 0, batch=1)
 
 
+@pytest.mark.slow
 def test_cli_worked_example(capsys):
     argv = ["card", "--model", "70b", "--gpu", "h100", "--weight-bytes", "1", "--batch", "16",
             "--context", "0", "--json"]
@@ -153,6 +154,7 @@ def test_cli_worked_example(capsys):
     assert out["seats"] is None and out["kv_bytes_per_token"] == 327_680 and out["ttft_s"] > 0
 
 
+@pytest.mark.slow
 def test_cli_text(capsys):
     assert main(["card", "--model", "llama-3-8b", "--gpu", "h200", "--batch", "64", "--price-hour", "3"]) == 0
     text = capsys.readouterr().out

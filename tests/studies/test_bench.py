@@ -14,6 +14,7 @@ from conftest import batch_draws, one_fast
 SCENARIOS = ["golden-idler-steady", "noise-evictor", "bargain-shortfall"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", one_fast(SCENARIOS))
 def test_numpy_month_matches_core_on_the_same_draws(name):
     sc = mc.presets.get(name)
@@ -101,6 +102,7 @@ def test_latency_bench_times_every_arrival_process_in_one_run():
     assert "bootstrap / poisson" in text and r["backend"] in text and "400 requests" in text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("policy", one_fast(mc.fleet.policies.names(), keep="zscore"))
 def test_numpy_month_runs_every_policy_by_its_twin(policy):
     """The NumPy month asks the rule for its NumPy twin: no rule runs as another."""

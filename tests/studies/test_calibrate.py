@@ -198,6 +198,7 @@ def test_cli_rejects_bad_input_in_one_line(args, name, capsys):
     assert name in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_cli_grid_file(tmp_path, capsys):
     grid = tmp_path / "grid.toml"
     grid.write_text('[grid]\n"window.hours" = [24, 168]\n"eviction.share" = [0.0]\n')

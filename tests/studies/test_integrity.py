@@ -59,6 +59,7 @@ MOMENTS = [(1, "SIGINT"), (3, "SIGINT"), (4, "SIGINT"), (6, "SIGINT"), (15, "SIG
            (15, "raise")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("k, how", one_fast(MOMENTS, unpack=True))
 def test_interrupted_sweep_keeps_only_whole_points_and_resumes_bit_for_bit(k, how, tmp_path, reference):
     out = tmp_path / "s"
@@ -90,6 +91,7 @@ def test_interrupted_sweep_keeps_only_whole_points_and_resumes_bit_for_bit(k, ho
     assert made["n"] == N and made["points"] == 4
 
 
+@pytest.mark.slow
 def test_interrupt_while_a_point_file_is_written_keeps_no_half_file(tmp_path, reference, monkeypatch):
     out = tmp_path / "s"
     real = os.replace

@@ -24,6 +24,7 @@ def whole():
     return telemetry.emit(MIXED, SAMPLING, seed=4)
 
 
+@pytest.mark.slow
 def test_two_chunk_sizes_give_identical_rows(whole):
     for chunk in (3, 8):
         _same(telemetry.emit(MIXED, SAMPLING, seed=4, chunk=chunk), whole)

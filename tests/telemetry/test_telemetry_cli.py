@@ -59,6 +59,7 @@ def test_csv_holds_the_same_values(tmp_path):
     assert len(pd.read_csv(tmp_path / "t.dips.csv")) == len(lib.dips)
 
 
+@pytest.mark.slow
 def test_rows_do_not_depend_on_the_chunk(tmp_path):
     got = []
     for chunk in ("2", "5"):
