@@ -15,12 +15,12 @@ def add_sampling(p: argparse.ArgumentParser, n: int) -> None:
     add_progress(p)
 
 
-def add_progress(p: argparse.ArgumentParser) -> None:
-    """``--quiet`` and ``--progress``: the bar (months/s and an ETA, on stderr) shows
-    on a terminal unless ``--quiet`` or ``--json``; ``--progress`` forces it."""
+def add_progress(p: argparse.ArgumentParser, unit: str = "months") -> None:
+    """``--quiet`` and ``--progress``: the bar (``unit``/s and an ETA, on stderr)
+    shows on a terminal unless ``--quiet`` or ``--json``; ``--progress`` forces it."""
     p.add_argument("--quiet", action="store_true", help="no progress bar or messages on stderr")
     p.add_argument("--progress", action="store_true",
-                   help="a progress bar (months/s, ETA) on stderr even when it is not a terminal or with --json")
+                   help=f"a progress bar ({unit}/s, ETA) on stderr even when it is not a terminal or with --json")
 
 
 def progress_of(args) -> bool | None:

@@ -236,5 +236,5 @@ def register(sub) -> None:
     p.add_argument("--chunk", type=int, default=None, help="replications per device batch (default: automatic)")
     p.add_argument("--price-hour", type=float, default=None, help="$ per card-hour, to add tokens per dollar")
     p.add_argument("--json", action="store_true", help="print a JSON object")
-    add_progress(p)
+    add_progress(p, unit="replications")
     p.set_defaults(func=run)

@@ -105,5 +105,5 @@ def register(sub) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed; card i uses fold_in(key(seed), i) (default 0)")
     p.add_argument("--chunk", type=int, default=None, help="cards per device batch (default: automatic)")
     p.add_argument("--json", action="store_true", help="print what was written as JSON")
-    add_progress(p)
+    add_progress(p, unit="cards")
     p.set_defaults(func=run)

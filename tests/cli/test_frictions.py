@@ -118,3 +118,8 @@ def test_to_toml_reads_back_long_float_lists(tmp_path):
     back = files.read_toml(path)
     assert back["xs"] == data["xs"] and back["t"]["zs"] == list(range(60)) and back["t"]["short"] == [1.5, 2.5]
     assert np.array_equal(np.asarray(back["ys"], np.float32), data["ys"])
+
+
+@pytest.mark.parametrize("cmd, unit", [("run", "months"), ("latency", "replications"), ("telemetry", "cards")])
+def test_progress_help_names_what_the_bar_counts(capsys, cmd, unit):
+    assert f"a progress bar ({unit}/s, ETA)" in " ".join(_help(capsys, cmd).split())
