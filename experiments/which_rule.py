@@ -96,11 +96,10 @@ def rate_ci(x) -> tuple[float, float, float]:
     """A share of months with its Wilson 95% interval."""
     import numpy as np
 
-    from mc.engine import wilson
+    from mc.engine import pass_count
 
-    k = int(np.count_nonzero(x))
-    lo, hi = wilson(k, len(x))
-    return k / len(x), lo, hi
+    p = pass_count(int(np.count_nonzero(x)), len(x))
+    return p["rate"], p["lo"], p["hi"]
 
 
 def calibrate_family(base, family: str, args):

@@ -22,6 +22,7 @@ from typing import Any
 from .. import _validate as v
 from ..fleet import policies
 from ..fleet.policies import Policy
+from .outputs import digest
 
 _LOADED: dict[tuple, type[Policy]] = {}  # (origin, path, sha256) -> the class
 
@@ -42,12 +43,11 @@ def load_rule(spec: str, folder: str | Path = ".", field: str = "eviction.policy
     if where.endswith(".py"):
         path = (Path(folder) / where).resolve()
         try:
-            data = path.read_bytes()
+            sha = digest(path)["sha256"]
         except FileNotFoundError:
             v.fail(field, spec, f"no such file: {path}")
         except OSError as e:
             v.fail(field, spec, f"cannot read {path}: {e.strerror or e}")
-        sha = hashlib.sha256(data).hexdigest()
         cached = _LOADED.get((spec, str(path), sha))
         if cached is not None:
             return policies.register(cached)
@@ -55,7 +55,7 @@ def load_rule(spec: str, folder: str | Path = ".", field: str = "eviction.policy
     else:
         module = _import(field, spec, where)
         path = Path(getattr(module, "__file__", None) or where)
-        sha = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+        sha = digest(path)["sha256"] if path.is_file() else None
     cls = getattr(module, name, None)
     if cls is None:
         found = sorted(k for k, x in vars(module).items() if isinstance(x, type) and issubclass(x, Policy)

@@ -24,6 +24,7 @@ from .._pytree import pytree_dataclass
 from ..kernels import lowest
 from . import policies
 from .policies import Cards, Policy
+from .policies.base import are_marks, described
 
 # What a file could hold under each rule before rules were values (``mc show`` wrote
 # every field): accepted, checked against the declaring rule's range, not used.
@@ -123,9 +124,9 @@ def marks(p: Eviction, cards: Cards) -> jax.Array:
     """(pool,) bool: what the package keeps of the rule's marks: those on eligible
     cards, at most ``cards.limit`` of them (lowest relative score first, ties by index)."""
     marked = p.rule.mark(cards)
-    if not (isinstance(marked, jax.Array) and marked.shape == cards.rel.shape and marked.dtype == jnp.bool_):
-        raise TypeError(f"eviction rule {p.policy!r}: mark must return a {cards.rel.shape} bool array, not "
-                        f"{getattr(marked, 'shape', None)} {getattr(marked, 'dtype', type(marked).__name__)}")
+    if not are_marks(marked, cards.rel.shape):
+        raise TypeError(f"eviction rule {p.policy!r}: mark must return a {cards.rel.shape} bool JAX array, not "
+                        f"{described(marked)}")
     return capped(marked if cards.every else marked & cards.eligible, cards.rel, cards.limit)
 
 

@@ -191,6 +191,19 @@ class Policy:
         v.fail("eviction.policy", type(self).key(), "has no NumPy twin (mark_numpy), which the NumPy month needs")
 
 
+def are_marks(out: Any, shape: tuple) -> bool:
+    """Whether ``out`` is what ``mark`` must return for pools of ``shape``: a bool
+    JAX array of that shape, one mark per card."""
+    return isinstance(out, jax.Array) and out.shape == shape and out.dtype == jnp.bool_
+
+
+def described(x: Any) -> str:
+    """What a value is, for an error: ``Array (3,) bool``, ``ndarray (16,) bool``, ``float``."""
+    shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
+    name = "Array" if isinstance(x, jax.Array) else type(x).__name__
+    return name if shape is None else f"{name} {tuple(shape)} {dtype}"
+
+
 def has_numpy_twin(cls: type[Policy]) -> bool:
     """Whether the rule defines ``mark_numpy`` (every built-in does)."""
     return cls.mark_numpy is not Policy.mark_numpy
@@ -221,5 +234,5 @@ def rule(name: str):
     return wrap
 
 
-__all__ = ["Cards", "NumpyCards", "Param", "Policy", "RESERVED", "cap_param", "has_numpy_twin", "masked_median_numpy",
+__all__ = ["Cards", "NumpyCards", "Param", "Policy", "RESERVED", "are_marks", "cap_param", "described", "has_numpy_twin", "masked_median_numpy",
            "param", "rule"]

@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ... import _validate as v
-from .base import Cards, NumpyCards, Policy, has_numpy_twin
+from .base import Cards, NumpyCards, Policy, are_marks, described, has_numpy_twin
 
 POOL, POOLS = 16, 3  # the probe's pool size and its pools
 
@@ -82,21 +82,15 @@ def check(cls: type[Policy]) -> None:
         twin = attempt("mark_numpy", lambda: value.mark_numpy(NumpyCards(**arrays)))
         if not (isinstance(twin, np.ndarray) and twin.shape == (POOLS, POOL) and twin.dtype == np.bool_):
             fail(f"mark_numpy must return a {(POOLS, POOL)} bool array for {POOLS} pools of {POOL}, not "
-                 f"{_what(twin)}")
+                 f"{described(twin)}")
         bad = np.argwhere(twin != np.asarray(batched))
         if len(bad):
             fail(f"mark and mark_numpy disagree (pool {bad[0][0]}, card {bad[0][1]} of the probe)")
 
 
 def _shape(fail, what: str, out: Any, shape: tuple) -> None:
-    if not (isinstance(out, jax.Array) and out.shape == shape and out.dtype == jnp.bool_):
-        fail(f"{what} must return a {shape} bool JAX array (one mark per card), not {_what(out)}")
-
-
-def _what(x: Any) -> str:
-    shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
-    name = "Array" if isinstance(x, jax.Array) else type(x).__name__
-    return name if shape is None else f"{name} {tuple(shape)} {dtype}"
+    if not are_marks(out, shape):
+        fail(f"{what} must return a {shape} bool JAX array (one mark per card), not {described(out)}")
 
 
 __all__ = ["check", "probe"]
