@@ -33,7 +33,7 @@ STUDIES = [  # (module, default fleet-months per point)
 ]
 FIGURES = ["fig_seed_stories", "fig_window_share", "fig_window_threshold", "fig_demand_runset",
            "fig_lemons", "fig_pool_demand", "fig_calibration_pareto", "fig_eviction_pays", "fig_eviction_pays_theta", "fig_which_rule", "fig_sensitivity", "fig_latency", "fig_mix",
-           "fig_real_traffic"]
+           "fig_real_traffic", "fig_fit"]
 
 
 class Steps:

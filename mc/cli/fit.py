@@ -26,6 +26,7 @@ BASE = "golden-idler"  # the scenario --out completes when no --base is given
 # and by more than Z_LAW standard errors of the spread.
 LAW_TOLERANCE = 0.10
 Z_LAW = 4.0
+FIGURE_FORMATS = (".png", ".pdf")  # mc.telemetry.plot.FORMATS (matplotlib is imported only to draw)
 
 
 def _rated(items: list[str] | None) -> dict[str, float]:
@@ -116,8 +117,19 @@ def scenario_text(r: dict, file: str, base_name: str, fitted, notes: list[str]) 
     return files.to_toml(data, header, remarks)
 
 
+def _figure_path(path):
+    """``--figure``'s path, checked as ``--out``'s is (a one-line error names the flag)."""
+    if path is None:
+        return None
+    try:
+        return files.check_output(path, FIGURE_FORMATS)
+    except v.ParamError as err:
+        raise v.ParamError("figure" + str(err).removeprefix("out")) from None
+
+
 def run(args) -> int:
     rated, bootstrap, sims, seed, out, base = _check(args)
+    figure_path = _figure_path(args.figure)
     s = telemetry.read(args.file)
     unknown = sorted(set(rated) - set(s.classes))
     if unknown:
@@ -138,9 +150,15 @@ def run(args) -> int:
         fitted, notes = telemetry.fitting.scenario_of(r, base)
         files.write_text(out, scenario_text(r, args.file, args.base or BASE, fitted, notes))
         written = {"path": str(out), "base": args.base or BASE, "notes": notes}
+    if figure_path is not None:
+        from ..telemetry import plot  # matplotlib only when a figure is asked for
+
+        say("figure")
+        plot.write(figure_path, plot.panels(s, r, base=base, seed=seed))
     if args.json:
         doc = {k: x for k, x in r.items() if k != "fields"}
         print_json({"file": args.file, **doc, "figures": figures_of(r), "warnings": warnings, "out": written,
+                    "figure": None if figure_path is None else str(figure_path),
                     "provenance": manifest.provenance(seed=seed, n=r["cards"], wall_s=wall)})
         return 0
     print(f"{args.file}: {r['cards']:,} cards, {r['samples']:,} samples every {r['every_minutes']:g} min over "
@@ -153,9 +171,13 @@ def run(args) -> int:
     print(f"intervals: the lottery and sigma_hour by {r['bootstrap']} resamples of the cards; the dips as "
           f"{r['dips']['method']}")
     seen = r["seen"]
-    sigma = r["noise"]["sigma_sample"]
-    print(f"\none sample errs by {100 * sigma:.0f}% of its card's rate (window.sigma_hour "
-          f"{r['fields']['window.sigma_hour']['value']:.3g} x sqrt(60 / {r['every_minutes']:g}))")
+    sigma_hour = r["fields"]["window.sigma_hour"]["value"]
+    print(f"\none sample errs by {100 * sigma_hour * math.sqrt(60 / r['every_minutes']):.0f}% of its card's rate "
+          f"(window.sigma_hour {sigma_hour:.3g} x sqrt(60 / {r['every_minutes']:g}))")
+    bias = r["noise"]["bias"]
+    if bias is not None:
+        print(f"the clean samples' spread reads {bias['value']:.4f}x the noise (dips too small to see; "
+              f"{bias['lo']:.4f} to {bias['hi']:.4f}), and window.sigma_hour is corrected for it")
     print(f"{seen['dips']:,} dips seen; the shallowest a monitor sampling every {r['every_minutes']:g} min can see "
           "(depth at duration, seen about half the time): "
           + ", ".join(f"{x['depth']:.2f} at {x['hours']:g} h" for x in seen["smallest"] if x["depth"] <= 1.0)
@@ -171,6 +193,8 @@ def run(args) -> int:
         print(f"\nwrote {out}: the base {written['base']} with the fitted lottery, dips and window.sigma_hour")
         for note in written["notes"]:
             print(f"note: {note}")
+    if figure_path is not None:
+        print(f"wrote {figure_path}: the data against the fitted model (baselines, dips seen, window noise)")
     return 0
 
 
@@ -198,6 +222,10 @@ def register(sub) -> None:
                    "window.sigma_hour in place (mc run FILE.toml runs it)")
     p.add_argument("--base", metavar="PRESET|FILE.toml", default=None,
                    help=f"the scenario --out completes: its pool, window hours, eviction, demand (default {BASE})")
+    p.add_argument("--figure", metavar="PATH.png|PATH.pdf", default=None,
+                   help="draw the data against the fitted model: the cards' baselines with the fitted lottery, "
+                   "the dips seen against those seen in telemetry simulated from the fit, and the spread of "
+                   "k-sample means against the 1/sqrt(k) law by window length")
     p.add_argument("--json", action="store_true",
                    help="print the fit as JSON, each fitted field as {value, lo, hi, units}")
     p.add_argument("--quiet", action="store_true", help="no progress messages on stderr")

@@ -23,6 +23,14 @@ the box: the value is their weighted median, the 95% interval their weighted
 2.5th and 97.5th percentiles. A first round over a wide box, set from the naive
 figures, finds where the answer lies; a second round over a box around the first
 round's draws gives the result.
+
+**The noise's bias.** Dips too small to see stay among a series' clean samples and
+widen their spread, so ``σ`` fitted from them reads high. Each simulation knows its
+true ``σ``: the log of the ratio ``r`` of the ``σ`` fitted from it (detected as the
+data is) to the truth is regressed on ``φ`` over the last round's kept draws
+(robustly), and its values at the moved draws (within the box) give the factor the
+data's ``σ`` is divided by (their weighted median) and that factor's interval over
+the dips' uncertainty.
 """
 
 from __future__ import annotations
@@ -42,6 +50,7 @@ from .series import Series
 SUMMARY_HOURS = (1.0, 4.0, 16.0)  # window hours of the detector-free spreads
 KEEP = 0.75  # share of the draws nearest the data kept by the kernel
 ROUNDS = 2
+BIWEIGHT_ROUNDS = 5  # reweightings of the noise's bias regression
 CHUNK_SAMPLES = 1 << 24  # samples one simulation call holds (draws × cards × samples)
 NAMES = ("dips.rate", "dips.mean_hours", "dips.depth_lo", "dips.depth_hi")
 
@@ -99,13 +108,15 @@ def first_box(naive: np.ndarray, delta: float) -> np.ndarray:
                      [0.02, 0.98], [0.0, 0.49]])
 
 
-def _box_around(phi: np.ndarray, w: np.ndarray, prev: np.ndarray) -> np.ndarray:
+def _box_around(phi: np.ndarray, w: np.ndarray, prev: np.ndarray, span: float) -> np.ndarray:
     """A box around weighted draws: their 0.5th to 99.5th percentiles, widened by half
-    their range each side, within the previous box's depth limits."""
+    their range each side, within the previous box's depth limits, the hours at most
+    the series' span."""
     lo = np.array([_wq(phi[:, j], w, 0.005) for j in range(4)])
     hi = np.array([_wq(phi[:, j], w, 0.995) for j in range(4)])
     pad = 0.5 * np.maximum(hi - lo, 1e-3)
     box = np.stack([lo - pad, hi + pad], axis=1)
+    box[1] = np.minimum(box[1], math.log(span))  # a mean dip longer than the series is not told apart
     box[2] = np.clip(box[2], 0.01, 0.99)
     box[3] = np.clip(box[3], 0.0, 0.49)
     return box
@@ -170,6 +181,29 @@ def _regress(phi: np.ndarray, S: np.ndarray, s_obs: np.ndarray) -> tuple[np.ndar
     return w, adjusted
 
 
+def _noise_bias(phi: np.ndarray, log_r: np.ndarray, w: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """(draws,) ``E[log r | φ]`` at the moved draws ``at`` (within the box): ``log r``
+    regressed on ``[1, φ]`` by weighted least squares, made robust by Tukey's biweight
+    (a draw whose dips cover most of its month fits no baseline, and its ``r`` says
+    nothing of the small dips)."""
+    ok = np.isfinite(log_r) & (w > 0)
+    x = np.concatenate([np.ones((len(phi), 1)), phi], axis=1)[ok]
+    y, w = log_r[ok], w[ok]
+    if len(y) <= 2 * x.shape[1]:
+        return np.full(len(at), float(np.median(y)) if len(y) else 0.0)
+    robust = np.ones_like(y)
+    for _ in range(BIWEIGHT_ROUNDS):
+        sw = np.sqrt(w * robust)[:, None]
+        coef, *_ = np.linalg.lstsq(x * sw, y[:, None] * sw, rcond=None)
+        res = y - (x @ coef)[:, 0]
+        scale = 1.4826 * float(np.median(np.abs(res - np.median(res))))
+        if scale <= 0:
+            break
+        u = res / (4.685 * scale)
+        robust = np.where(np.abs(u) < 1, (1 - u**2) ** 2, 0.0)
+    return (np.concatenate([np.ones((len(at), 1)), at], axis=1) @ coef)[:, 0]
+
+
 def fit(s: Series, observed: dict, naive: np.ndarray, lottery: Lottery, sigma_hour: float, *, sims: int,
         seed: int, observe: Callable, progress: Any = None) -> dict:
     """The dips fitted by simulation with regression adjustment.
@@ -182,6 +216,8 @@ def fit(s: Series, observed: dict, naive: np.ndarray, lottery: Lottery, sigma_ho
         observe: ``fitting.observe`` (the same detection as the data's).
     Returns:
         ``{"value", "lo", "hi"}`` (each (4,): rate, mean_hours, depth_lo, depth_hi),
+        ``"sigma_ratio"`` (``{"value", "lo", "hi"}``: how many times the truth the
+        fitted ``σ`` reads, from the simulations),
         ``"summaries"`` (the data's), ``"boxes"`` and ``"kept"`` (effective draws).
     """
     say = progress or (lambda text: None)
@@ -189,12 +225,14 @@ def fit(s: Series, observed: dict, naive: np.ndarray, lottery: Lottery, sigma_ho
     box = first_box(naive, s.delta)
     rng = np.random.default_rng(seed)
     per_call = max(1, CHUNK_SAMPLES // max(1, s.n_cards * s.y.shape[1]))
+    truth = sigma_hour / math.sqrt(s.delta)  # the simulations' σ(Δ)
     boxes, drawn = [], 0
     for rnd in range(ROUNDS):
         boxes.append(box.copy())
         phi = _clamp_depths(box[:, 0] + (box[:, 1] - box[:, 0]) * rng.random((sims, 4)))
         cap = int(min(64, max(8, math.ceil(math.exp(box[0, 1]) + 6 * math.exp(box[0, 1] / 2) + 2))))
         S = np.empty((sims, len(s_obs)))
+        log_r = np.empty(sims)
         for a in range(0, sims, per_call):
             say(f"dips: round {rnd + 1} of {ROUNDS}, simulations {a + 1} to {min(sims, a + per_call)} of {sims}")
             y = simulate(phi[a:a + per_call], lottery, sigma_hour, s, cap, seed, first=drawn + a)
@@ -202,17 +240,21 @@ def fit(s: Series, observed: dict, naive: np.ndarray, lottery: Lottery, sigma_ho
                 sim = Series(np.arange(s.n_cards), s.classes, np.where(np.isfinite(s.y), y[j], np.nan), s.delta,
                              s.t0)
                 with np.errstate(divide="ignore", invalid="ignore"):  # a card lost to its dips reads 0
-                    S[a + j] = summaries(observe(sim), sim)
+                    o = observe(sim)
+                    S[a + j] = summaries(o, sim)
+                log_r[a + j] = math.log(max(o["sigma"], 1e-300) / truth)
         drawn += sims
         w, adjusted = _regress(phi, S, s_obs)
         adjusted = _clamp_depths(adjusted)
         if rnd + 1 < ROUNDS:
-            box = _box_around(adjusted, w, box)
+            box = _box_around(adjusted, w, box, s.span)
     th = theta_of(adjusted)
     value = np.array([_wq(th[:, j], w, 0.5) for j in range(4)])
     lo = np.array([_wq(th[:, j], w, 0.025) for j in range(4)])
     hi = np.array([_wq(th[:, j], w, 0.975) for j in range(4)])
     kept = float(w.sum() ** 2 / max((w**2).sum(), 1e-300))
-    return {"value": value, "lo": lo, "hi": hi, "summaries": s_obs.tolist(),
+    m = _noise_bias(phi, log_r, w, np.clip(adjusted, box[:, 0], box[:, 1]))
+    ratio = {name: math.exp(_wq(m, w, q)) for name, q in (("value", 0.5), ("lo", 0.025), ("hi", 0.975))}
+    return {"value": value, "lo": lo, "hi": hi, "sigma_ratio": ratio, "summaries": s_obs.tolist(),
             "boxes": [dict(zip(("log_rate", "log_hours", "depth_centre", "depth_half"), b.tolist())) for b in boxes],
             "kept": kept}

@@ -17,6 +17,10 @@
    the 95% interval.
 4. **Intervals.** The lottery's and ``σ``'s by resampling the cards with
    replacement and refitting; the dips' from the simulation (3).
+5. **The noise's bias.** The dips too small to see stay among the clean samples and
+   widen their spread; the simulations (3) measure by how much (``dipfit``), ``σ``
+   is divided by that factor, and its interval widened by the factor's uncertainty.
+   Without a dips' fit ``σ`` is left as fitted, and a note says so.
 """
 
 from __future__ import annotations
@@ -95,6 +99,16 @@ def _interval(x: np.ndarray) -> tuple[float, float]:
     return float(np.percentile(x, 2.5)), float(np.percentile(x, 97.5))
 
 
+def _corrected(lo: float, hi: float, value: float, ratio: dict) -> tuple[float, float]:
+    """``σ``'s bootstrap interval (already divided by the bias factor) widened by the
+    factor's own uncertainty: each side's log half-width and the factor's, in quadrature."""
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return lo, hi
+    down = math.hypot(math.log(value / lo), math.log(ratio["hi"] / ratio["value"]))
+    up = math.hypot(math.log(hi / value), math.log(ratio["value"] / ratio["lo"]))
+    return value * math.exp(-down), value * math.exp(up)
+
+
 def fit(s: Series, rated: dict | None = None, *, bootstrap: int = 200, seed: int = 0, sims: int = SIMS,
         k: float = detect.K, progress: Any = None) -> dict:
     """Fit the lottery, dips and ``window.sigma_hour`` to a ``Series`` (SPEC §8).
@@ -155,17 +169,20 @@ def fit(s: Series, rated: dict | None = None, *, bootstrap: int = 200, seed: int
         dip_fit = dipfit.fit(s, o, n_obs, lot_sim, fitted["window.sigma_hour"], sims=sims, seed=seed,
                              observe=lambda x: observe(x, k), progress=say)
         fitted.update(dict(zip(DIP_FIELDS, (float(x) for x in dip_fit["value"]))))
+        fitted["window.sigma_hour"] /= dip_fit["sigma_ratio"]["value"]
     else:
         fitted.update(dict.fromkeys(DIP_FIELDS, math.nan))
         notes.append(f"only {len(o['seen']['card'])} dips seen (a fit needs {MIN_SEEN}): the dips stay unidentified"
                      if sims > 0 else "sims 0: the dips are not fitted")
+        notes.append("window.sigma_hour is not corrected for the dips too small to see (the dips were not fitted): "
+                     "it may read a little high")
 
     say("bootstrap")
     rng = np.random.default_rng(seed)
     draws = {f: [] for f in fitted if f not in DIP_FIELDS}
     for _ in range(bootstrap):
         idx = rng.integers(0, s.n_cards, s.n_cards)
-        sig_b = noise.sigma_mle(o["sums"][idx].sum(axis=0))
+        sig_b = noise.sigma_mle(o["sums"][idx].sum(axis=0)) / (dip_fit["sigma_ratio"]["value"] if dip_fit else 1.0)
         lot_b = mixture.fit(q[idx], float(np.mean(err_rel[idx] * q[idx] ** 2)))
         row = {"lottery.mean": lot_b["mean"], "lottery.sd": lot_b["sd"], "lottery.lemon_rate": lot_b["lemon_rate"],
                "lottery.lemon_factor": lot_b["lemon_factor"], "window.sigma_hour": sig_b * math.sqrt(s.delta)}
@@ -178,6 +195,8 @@ def fit(s: Series, rated: dict | None = None, *, bootstrap: int = 200, seed: int
             lo, hi = (float(dip_fit["lo"][j]), float(dip_fit["hi"][j])) if dip_fit else (math.nan, math.nan)
         else:
             lo, hi = _interval(np.asarray(draws[f], np.float64)) if bootstrap else (math.nan, math.nan)
+        if f == "window.sigma_hour" and dip_fit and bootstrap:
+            lo, hi = _corrected(lo, hi, value, dip_fit["sigma_ratio"])
         out[f] = {"value": value, "lo": lo, "hi": hi}
     return {
         "cards": s.n_cards, "samples": int(np.isfinite(s.y).sum()), "every_minutes": s.delta * MINUTES,
@@ -189,7 +208,7 @@ def fit(s: Series, rated: dict | None = None, *, bootstrap: int = 200, seed: int
                  "sims": sims if dip_fit else 0, "kept": dip_fit["kept"] if dip_fit else 0.0,
                  "summaries": dip_fit["summaries"] if dip_fit else None,
                  "boxes": dip_fit["boxes"] if dip_fit else None},
-        "noise": {"sigma_sample": sigma,
+        "noise": {"sigma_sample": sigma, "bias": dip_fit["sigma_ratio"] if dip_fit else None,
                   "zero_share": float(((s.y <= 0) & o["clean"]).sum() / max(o["clean"].sum(), 1)),
                   "k_means": noise.k_spread(o["z"], o["clean"], KS)},
         "seen": {"dips": int(len(o["seen"]["card"])), "naive": dict(zip(DIP_FIELDS, map(float, n_obs))),

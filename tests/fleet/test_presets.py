@@ -1,4 +1,8 @@
-"""The presets: what SPEC §3 says the six seed stories show, as distributions, and the §6 stories."""
+"""The presets: what SPEC §3 says the six seed stories show, as distributions, the §6
+stories, and the field-grounded preset's figures."""
+
+import math
+from statistics import NormalDist
 
 import numpy as np
 import pytest
@@ -26,7 +30,7 @@ def inside_band(result, column, value):
 def test_registry():
     assert mc.presets.names() == ["golden-idler", "noise-evictor", "bargain-shortfall",
                                   "golden-idler-steady", "noise-evictor-day", "bargain-flagship",
-                                  "lemon-hunter", "dip-chaser", "steady-hand"]
+                                  "lemon-hunter", "dip-chaser", "steady-hand", "lemon-hunter-field"]
     assert [n for n in mc.presets.names() if mc.presets.get(n).autoscaler is None] == list(mc.presets.SEED_STORIES)
     with pytest.raises(mc.ParamError, match="^preset='nope': must be one of golden-idler"):
         mc.presets.get("nope")
@@ -44,6 +48,37 @@ def test_each_preset_is_a_valid_month(name):
     assert (df.delivered_tokens <= df.demand_tokens * (1 + 1e-6)).all()
     assert (df.delivered_tokens <= df.capacity_tokens * (1 + 1e-6)).all()
     assert df.n_run.max() + df.n_evicted.max() <= mc.presets.get(name).pool.size
+
+
+def test_the_field_preset_carries_the_cited_figures():
+    """lemon-hunter-field's lottery and dips give back the published figures they were
+    read from (docs/model.md §3.1), to the 3 figures kept."""
+    sc, base = mc.presets.get("lemon-hunter-field"), mc.presets.get("lemon-hunter")
+    lot, dips = sc.lottery, sc.dips
+    q = NormalDist(lot.mean, lot.sd)
+    q1, q3 = q.inv_cdf(0.25), q.inv_cdf(0.75)
+    low_fence, high_fence = q1 - 1.5 * (q3 - q1), q3 + 1.5 * (q3 - q1)
+    # Sinha et al., SC'22: 8% variation, the box plot's whisker span over the median.
+    assert (high_fence - low_fence) / q.inv_cdf(0.5) == pytest.approx(0.08, rel=5e-3)
+    # Outliers up to 1.5x slower than the median GPU.
+    assert 1 / lot.lemon_factor == pytest.approx(1.5, rel=5e-3)
+    # No share of outliers is given: lemons at the share below the outlier fence of a normal pool.
+    assert lot.lemon_rate == pytest.approx(q.cdf(low_fence), rel=5e-3)
+    # Falcon / Greyhound: tens of seconds to nearly ten hours, as the 1st and 99th
+    # percentiles of the exponential dip length.
+    def length_h(p):
+        return -dips.mean_hours * math.log1p(-p)
+
+    assert length_h(0.99) == pytest.approx(10.0, rel=5e-3)
+    assert 10 <= length_h(0.01) * 3600 < 100
+    # Nothing else changes: rate, depths and cap stay the lemon hunter's (SPEC §1.3's) ...
+    fields = ("lottery.sd", "lottery.lemon_rate", "lottery.lemon_factor", "dips.mean_hours")
+    back = sc.replace({f: getattr(getattr(base, f.split(".")[0]), f.split(".")[1]) for f in fields})
+    assert back.to_dict() == base.to_dict()
+    # ... and the cap of 8 dips cuts a card's Poisson count in under 1 month in 1,000.
+    mean = dips.rate * (730 + sc.window.hours) / 730
+    cut = 1 - sum(math.exp(-mean) * mean ** k / math.factorial(k) for k in range(dips.max_count + 1))
+    assert cut < 1e-3
 
 
 @pytest.mark.slow
