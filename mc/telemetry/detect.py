@@ -35,13 +35,17 @@ def flagged(z: np.ndarray, sd: float, delta: float, k: float = K) -> np.ndarray:
     (missing samples, NaN, count as absent from their windows)."""
     cards, n = z.shape
     ok = np.isfinite(z)
+    whole = bool(ok.all())  # no sample missing: every window of w samples holds w
     s = np.concatenate([np.zeros((cards, 1)), np.cumsum(np.where(ok, 1.0 - z, 0.0), axis=1)], axis=1)
-    c = np.concatenate([np.zeros((cards, 1)), np.cumsum(ok, axis=1)], axis=1)
+    c = None if whole else np.concatenate([np.zeros((cards, 1)), np.cumsum(ok, axis=1)], axis=1)
     mark = np.zeros((cards, n + 1), np.int32)
     for w in windows(delta, n):
         deficit = s[:, w:] - s[:, :-w]  # window [j, j + w), j = 0..n-w
-        count = c[:, w:] - c[:, :-w]
-        hit = (count > 0) & (deficit > k * sd * np.sqrt(np.maximum(count, 1)))
+        if whole:
+            hit = deficit > k * sd * math.sqrt(w)
+        else:
+            count = c[:, w:] - c[:, :-w]
+            hit = (count > 0) & (deficit > k * sd * np.sqrt(np.maximum(count, 1)))
         mark[:, :n - w + 1] += hit
         mark[:, w:] -= hit
     return np.cumsum(mark[:, :n], axis=1) > 0

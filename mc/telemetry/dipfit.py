@@ -24,6 +24,13 @@ the box: the value is their weighted median, the 95% interval their weighted
 figures, finds where the answer lies; a second round over a box around the first
 round's draws gives the result.
 
+**Large fleets.** A simulated data set holds at most ``SIM_SAMPLES`` samples. Where
+the data hold more, the dips are fitted to ``m`` of its cards, evenly spread, as a
+data set of their own (simulated at ``m`` cards too, since the summaries' small-count
+biases depend on the cards): the intervals are those ``m`` cards give, wider than the
+whole fleet's would be, and still hold the truth as often. The lottery and the noise
+use every card.
+
 **The noise's bias.** Dips too small to see stay among a series' clean samples and
 widen their spread, so ``σ`` fitted from them reads high. Each simulation knows its
 true ``σ``: the log of the ratio ``r`` of the ``σ`` fitted from it (detected as the
@@ -52,6 +59,8 @@ KEEP = 0.75  # share of the draws nearest the data kept by the kernel
 ROUNDS = 2
 BIWEIGHT_ROUNDS = 5  # reweightings of the noise's bias regression
 CHUNK_SAMPLES = 1 << 24  # samples one simulation call holds (draws × cards × samples)
+SIM_SAMPLES = 1 << 18  # samples of one simulated data set, at most (cards are dropped past it)
+MIN_SIM_CARDS = 16  # cards of one simulated data set, at least (or the data's, when fewer)
 NAMES = ("dips.rate", "dips.mean_hours", "dips.depth_lo", "dips.depth_hi")
 
 
@@ -155,6 +164,12 @@ def simulate(phis: np.ndarray, lottery: Lottery, sigma_hour: float, s: Series, c
     return np.asarray(_run(ids, _batched(params), jax.random.key(seed), jnp.arange(s.n_cards)), np.float64)
 
 
+def sim_cards(s: Series) -> int:
+    """Cards of one simulated data set: the data's, or as many as ``SIM_SAMPLES``
+    holds at the data's samples a card (at least ``MIN_SIM_CARDS``)."""
+    return min(s.n_cards, max(MIN_SIM_CARDS, SIM_SAMPLES // max(1, s.y.shape[1])))
+
+
 def _one(d: jax.Array, p: Params, key: jax.Array, cards: jax.Array) -> jax.Array:
     """(cards, samples) one draw's telemetry: card ``i`` from ``fold_in(fold_in(key, d), i)``."""
     k = jax.random.fold_in(key, d)
@@ -221,10 +236,14 @@ def fit(s: Series, observed: dict, naive: np.ndarray, lottery: Lottery, sigma_ho
         ``"summaries"`` (the data's), ``"boxes"`` and ``"kept"`` (effective draws).
     """
     say = progress or (lambda text: None)
+    m = sim_cards(s)
+    if m < s.n_cards:  # an evenly spread subset of the cards, fitted as a whole data set
+        s = s.take(np.linspace(0, s.n_cards - 1, m).round().astype(np.int64))
+        observed = observe(s)
     s_obs = summaries(observed, s)
     box = first_box(naive, s.delta)
     rng = np.random.default_rng(seed)
-    per_call = max(1, CHUNK_SAMPLES // max(1, s.n_cards * s.y.shape[1]))
+    per_call = max(1, CHUNK_SAMPLES // max(1, m * s.y.shape[1]))
     truth = sigma_hour / math.sqrt(s.delta)  # the simulations' σ(Δ)
     boxes, drawn = [], 0
     for rnd in range(ROUNDS):
@@ -237,8 +256,7 @@ def fit(s: Series, observed: dict, naive: np.ndarray, lottery: Lottery, sigma_ho
             say(f"dips: round {rnd + 1} of {ROUNDS}, simulations {a + 1} to {min(sims, a + per_call)} of {sims}")
             y = simulate(phi[a:a + per_call], lottery, sigma_hour, s, cap, seed, first=drawn + a)
             for j in range(y.shape[0]):
-                sim = Series(np.arange(s.n_cards), s.classes, np.where(np.isfinite(s.y), y[j], np.nan), s.delta,
-                             s.t0)
+                sim = Series(np.arange(m), s.classes, np.where(np.isfinite(s.y), y[j], np.nan), s.delta, s.t0)
                 with np.errstate(divide="ignore", invalid="ignore"):  # a card lost to its dips reads 0
                     o = observe(sim)
                     S[a + j] = summaries(o, sim)
@@ -253,8 +271,8 @@ def fit(s: Series, observed: dict, naive: np.ndarray, lottery: Lottery, sigma_ho
     lo = np.array([_wq(th[:, j], w, 0.025) for j in range(4)])
     hi = np.array([_wq(th[:, j], w, 0.975) for j in range(4)])
     kept = float(w.sum() ** 2 / max((w**2).sum(), 1e-300))
-    m = _noise_bias(phi, log_r, w, np.clip(adjusted, box[:, 0], box[:, 1]))
-    ratio = {name: math.exp(_wq(m, w, q)) for name, q in (("value", 0.5), ("lo", 0.025), ("hi", 0.975))}
-    return {"value": value, "lo": lo, "hi": hi, "sigma_ratio": ratio, "summaries": s_obs.tolist(),
+    bias = _noise_bias(phi, log_r, w, np.clip(adjusted, box[:, 0], box[:, 1]))
+    ratio = {name: math.exp(_wq(bias, w, q)) for name, q in (("value", 0.5), ("lo", 0.025), ("hi", 0.975))}
+    return {"value": value, "lo": lo, "hi": hi, "sigma_ratio": ratio, "sim_cards": m, "summaries": s_obs.tolist(),
             "boxes": [dict(zip(("log_rate", "log_hours", "depth_centre", "depth_half"), b.tolist())) for b in boxes],
             "kept": kept}

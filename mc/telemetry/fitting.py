@@ -203,9 +203,12 @@ def fit(s: Series, rated: dict | None = None, *, bootstrap: int = 200, seed: int
         "hours": s.span, "rated": rated_out,
         "rated_given": {name: rated_out[name] for name in given if name in rated_out}, "fields": out,
         "bootstrap": bootstrap,
-        "dips": {"method": (f"simulation with regression adjustment ({sims} simulated data sets of the data's size "
-                            f"in each of {dipfit.ROUNDS} rounds)") if dip_fit else "not fitted",
-                 "sims": sims if dip_fit else 0, "kept": dip_fit["kept"] if dip_fit else 0.0,
+        "dips": {"method": (f"simulation with regression adjustment ({sims} simulated data sets of "
+                            + ("the data's size" if dip_fit["sim_cards"] == s.n_cards else
+                               f"{dip_fit['sim_cards']} cards, fitted to {dip_fit['sim_cards']} of the "
+                               f"{s.n_cards} cards evenly spread")
+                            + f" in each of {dipfit.ROUNDS} rounds)") if dip_fit else "not fitted",
+                 "sims": sims if dip_fit else 0, "sim_cards": dip_fit["sim_cards"] if dip_fit else 0, "kept": dip_fit["kept"] if dip_fit else 0.0,
                  "summaries": dip_fit["summaries"] if dip_fit else None,
                  "boxes": dip_fit["boxes"] if dip_fit else None},
         "noise": {"sigma_sample": sigma, "bias": dip_fit["sigma_ratio"] if dip_fit else None,

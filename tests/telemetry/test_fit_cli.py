@@ -134,3 +134,17 @@ def test_intervals_cover_the_truth_over_seeds():
         for name, want in truth.items():
             hits[name] += r["fields"][name]["lo"] <= want <= r["fields"][name]["hi"]
     assert all(h >= 3 for h in hits.values()), hits
+
+
+@pytest.mark.slow
+def test_a_subset_of_cards_fits_the_dips_when_the_data_are_large(monkeypatch):
+    """Where the data hold more than ``SIM_SAMPLES`` samples a simulated data set, the
+    dips are fitted to an even subset of the cards (here 16 of 48): the result says
+    so, and its intervals hold the truth."""
+    e = telemetry.emit(mc.presets.get("golden-idler"), telemetry.Sampling(30.0, 730.0), cards=48, seed=4)
+    monkeypatch.setattr(telemetry.dipfit, "SIM_SAMPLES", 16 * 1460)
+    r = telemetry.fit(telemetry.from_frame(e.samples), {"flagship": 7000.0}, bootstrap=0, seed=4, sims=40)
+    assert r["dips"]["sim_cards"] == 16 and "16 of the 48 cards" in r["dips"]["method"]
+    truth = {"dips.rate": 2.0, "dips.mean_hours": 4.0, "dips.depth_lo": 0.2, "dips.depth_hi": 0.6}
+    for name, want in truth.items():
+        assert r["fields"][name]["lo"] <= want <= r["fields"][name]["hi"], (name, r["fields"][name])

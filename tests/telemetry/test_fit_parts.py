@@ -12,7 +12,8 @@ import pytest
 
 import mc
 from mc import telemetry
-from mc.telemetry import detect, mixture, noise, series
+from mc.telemetry import detect, dipfit, mixture, noise, series
+from mc.telemetry.series import Series
 
 Z = 5.0
 
@@ -106,3 +107,16 @@ def test_a_planted_dip_is_seen_and_noise_alone_rarely():
     assert len(got["card"]) <= 2  # false alarms: at most one in 50 card-months of pure noise
     limits = detect.smallest(sd, delta)
     assert limits[0]["hours"] == 0.5 and limits[0]["depth"] == pytest.approx(5 * 0.3 / math.sqrt(6))
+
+
+def test_a_large_fleets_dips_are_fitted_on_an_even_subset_of_its_cards():
+    """The dips' simulated data sets hold at most ``SIM_SAMPLES`` samples: the data's
+    cards up to that, never fewer than ``MIN_SIM_CARDS`` (or the data's own)."""
+    def series(cards, n):
+        return Series(np.arange(cards), np.full(cards, ""), np.ones((cards, n)), 1 / 12, 0.0)
+
+    per_card = 8760  # a month of 5-minute samples
+    assert dipfit.sim_cards(series(512, per_card)) == dipfit.SIM_SAMPLES // per_card
+    assert dipfit.sim_cards(series(512, 730)) == min(512, dipfit.SIM_SAMPLES // 730)
+    assert dipfit.sim_cards(series(8, per_card)) == 8
+    assert dipfit.sim_cards(series(512, 10**6)) == dipfit.MIN_SIM_CARDS
