@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
 
 from .. import _json
+from ..studies import dispatch
 
 
 def add_sampling(p: argparse.ArgumentParser, n: int) -> None:
@@ -31,6 +33,35 @@ def progress_of(args) -> bool | None:
     if getattr(args, "progress", False):
         return True
     return False if getattr(args, "json", False) else None
+
+
+def add_cluster(p: argparse.ArgumentParser, what: str) -> None:
+    """``--cluster ray[://HOST:PORT]``: ``what`` (grid points, settings) run as Ray
+    tasks; the same bits as without it."""
+    p.add_argument("--cluster", metavar="ray[://HOST:PORT]", default=None,
+                   help=f"run the {what} on a Ray cluster: ray (this machine's cluster, RAY_ADDRESS or one "
+                   "ray start began here, else a new one on this machine's cores) or ray://HOST:PORT (a "
+                   "cluster's client port); the same results, bit for bit. Default: MC_CLUSTER, else here. "
+                   "Needs pip install 'mc[cluster]'")
+
+
+def cluster_of(args) -> tuple[str | None, str]:
+    """``(value, name)`` of ``--cluster``, else of ``MC_CLUSTER``; checked where it
+    enters (one line naming it, exit 2)."""
+    value, name = getattr(args, "cluster", None), "--cluster"
+    if value is None and os.environ.get(dispatch.ENV):
+        value, name = os.environ[dispatch.ENV], dispatch.ENV
+    dispatch.parse(value, name)
+    return value, name
+
+
+def executor_of(given: tuple[str | None, str]) -> Any:
+    """The executor for ``cluster_of``'s value: here, or a connected and checked
+    Ray cluster (Ray is imported only then). Close it when done."""
+    from ..studies import cluster
+
+    value, name = given
+    return cluster.executor(value if value is not None else "", name=name)
 
 
 def print_json(obj: Any) -> None:

@@ -10,7 +10,7 @@ from ..fleet import policies
 from ..studies import calibrate as cal
 from ..studies import manifest
 from ..studies.reports import format_calibration
-from ._common import print_json
+from ._common import add_cluster, cluster_of, executor_of, print_json
 
 # flag -> the scenario field it lists values of; each registered policy's own fields
 # (``mc.fleet.policies``: share, theta, max_share, k, floor, ...) come between policy
@@ -23,7 +23,7 @@ GRID_FLAGS = {
 # The command's other options: a policy field of one of these names has no flag of
 # its own (a --grid file still lists it).
 OTHER_FLAGS = ("scenario", "grid", "vary", "objective", "max_capacity_risk", "max_wrong", "max_wrong_mean", "judge", "n",
-               "first", "seed", "chunk", "out", "json", "quiet", "progress", "help", "func", "command")
+               "first", "seed", "chunk", "cluster", "out", "json", "quiet", "progress", "help", "func", "command")
 
 
 def grid_flags() -> dict[str, str]:
@@ -110,15 +110,23 @@ def grid_of(args, base) -> dict:
 
 
 def run(args) -> int:
+    cluster = cluster_of(args)
     scenario = files.scenario(args.scenario)
     if args.out is not None:
         files.check_output_folder(args.out)
     grid = grid_of(args, scenario)
-    result = cal.calibrate(scenario, grid, objective=args.objective, max_capacity_risk=args.max_capacity_risk,
-                           max_wrong=args.max_wrong, max_wrong_mean=args.max_wrong_mean, judge=args.judge,
-                           n=args.n, first=args.first, seed=args.seed, chunk=args.chunk,
-                           progress=False if args.quiet or args.json else (True if args.progress else None))
-    prov = manifest.provenance(scenario=scenario.to_dict(), seed=args.seed, n=args.n, wall_s=round(result.wall_s, 3))
+    executor = executor_of(cluster)
+    try:
+        result = cal.calibrate(scenario, grid, objective=args.objective, max_capacity_risk=args.max_capacity_risk,
+                               max_wrong=args.max_wrong, max_wrong_mean=args.max_wrong_mean, judge=args.judge,
+                               n=args.n, first=args.first, seed=args.seed, chunk=args.chunk,
+                               progress=False if args.quiet or args.json else (True if args.progress else None),
+                               executor=executor)
+        described = executor.describe()
+    finally:
+        executor.close()
+    prov = manifest.provenance(scenario=scenario.to_dict(), seed=args.seed, n=args.n, wall_s=round(result.wall_s, 3),
+                               **({"cluster": described} if described else {}))
     if args.out:
         report = cal.save(result, args.out, args.scenario, provenance=prov)
     else:
@@ -186,6 +194,7 @@ def register(sub) -> None:
                    help=f"fleet-months of the race's first round, every setting (default {cal.DEFAULT_FIRST})")
     s.add_argument("--seed", type=int, default=0, help="seed of every setting (default 0)")
     s.add_argument("--chunk", type=int, default=None, help="fleet-months per device batch (default: automatic)")
+    add_cluster(s, "settings")
     o = p.add_argument_group("output")
     o.add_argument("--out", metavar="DIR", default=None,
                    help="also write DIR/candidates.parquet and DIR/calibration.json")

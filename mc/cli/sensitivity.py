@@ -7,7 +7,7 @@ from pathlib import Path
 
 from .. import files
 from ..studies import sensitivity as sens
-from ._common import add_progress, print_json, progress_of
+from ._common import add_cluster, add_progress, cluster_of, executor_of, print_json, progress_of
 
 
 def format_report(scenario: str, rep: dict) -> str:
@@ -37,17 +37,23 @@ def format_report(scenario: str, rep: dict) -> str:
 
 
 def run(args) -> int:
+    cluster = cluster_of(args)
     base = files.scenario(args.scenario)
     ranges = sens.check_ranges(base, sens.load_ranges(args.ranges))
     sens.check_samples(args.samples, len(ranges))
     out = files.check_output_folder(args.out if args.out is not None
                                     else Path("results") / "sensitivity" / Path(args.scenario).stem)
-    t0 = time.perf_counter()
-    result = sens.sensitivity(base, ranges, samples=args.samples, months=args.months, seed=args.seed,
-                              chunk=args.chunk, progress=progress_of(args))
-    wall = time.perf_counter() - t0
+    executor = executor_of(cluster)
+    try:
+        t0 = time.perf_counter()
+        result = sens.sensitivity(base, ranges, samples=args.samples, months=args.months, seed=args.seed,
+                                  chunk=args.chunk, progress=progress_of(args), executor=executor)
+        wall = time.perf_counter() - t0
+        described = executor.describe()
+    finally:
+        executor.close()
     rep = result.report()
-    sens.save(result, base, out, wall_s=wall)
+    sens.save(result, base, out, wall_s=wall, cluster=described)
     if args.json:
         print_json({"scenario": args.scenario, **rep, "out": str(out)})
     else:
@@ -73,5 +79,6 @@ def register(sub) -> None:
     p.add_argument("--out", metavar="DIR", default=None,
                    help="output folder (default results/sensitivity/<scenario stem>)")
     p.add_argument("--json", action="store_true", help="print the indices as JSON")
+    add_cluster(p, "points")
     add_progress(p)
     p.set_defaults(func=run)

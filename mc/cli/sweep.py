@@ -9,10 +9,11 @@ from .. import files
 from ..studies import manifest
 from ..studies import sweep as sweeps
 from ..studies.reports import sweep_table
-from ._common import add_progress, print_json, progress_of
+from ._common import add_cluster, add_progress, cluster_of, executor_of, print_json, progress_of
 
 
 def run(args) -> int:
+    cluster = cluster_of(args)
     spec = sweeps.load(args.file)
     changes = {}
     if args.n is not None:
@@ -26,15 +27,22 @@ def run(args) -> int:
     talk = not (args.quiet or args.json)
     if talk:
         print(f"{n_points} grid points x {spec.n:,} fleet-months, seed {spec.seed} -> {out}")
-    outcome = sweeps.run(spec, out, chunk=args.chunk, progress=progress_of(args), fresh=args.fresh,
-                         desc=Path(args.file).stem, warn=lambda msg: print(f"mc sweep: warning: {msg}", file=sys.stderr))
+    executor = executor_of(cluster)
+    try:
+        outcome = sweeps.run(spec, out, chunk=args.chunk, progress=progress_of(args), fresh=args.fresh,
+                             desc=Path(args.file).stem, executor=executor,
+                             warn=lambda msg: print(f"mc sweep: warning: {msg}", file=sys.stderr))
+        described = executor.describe()
+    finally:
+        executor.close()
     if args.json:
         print_json({"sweep": args.file, "grid": list(spec.grid), "n": spec.n, "seed": spec.seed,
                     "points": sweeps.figures_by_point(outcome.table, list(spec.grid)),
                     "table": str(out / "sweep.parquet"), "manifest": str(out / "manifest.json"),
                     "provenance": manifest.provenance(scenario=spec.config(), seed=spec.seed, n=spec.n,
                                                       points=n_points, computed=outcome.computed,
-                                                      reused=outcome.reused, wall_s=round(outcome.wall_s, 3))})
+                                                      reused=outcome.reused, wall_s=round(outcome.wall_s, 3),
+                                                      **({"cluster": described} if described else {}))})
     elif talk:
         print(sweep_table(outcome.table, list(spec.grid)))
         print()
@@ -60,5 +68,6 @@ def register(sub) -> None:
     p.add_argument("--fresh", action="store_true", help="recompute points already on disk")
     p.add_argument("--json", action="store_true",
                    help="print each grid point's figures and the provenance as JSON (instead of the table)")
+    add_cluster(p, "grid points")
     add_progress(p)
     p.set_defaults(func=run)

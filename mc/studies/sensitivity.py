@@ -31,6 +31,7 @@ from .. import _validate as v
 from .. import files
 from . import manifest
 from . import blocks
+from . import dispatch
 from .store import FolderLock, tag
 from ..fleet.eviction import Eviction
 from ..fleet.scenario import OPTIONAL, SECTIONS, Scenario
@@ -201,11 +202,14 @@ def indices_of(ranges: Mapping[str, tuple[float, float]], evaluate: Callable[[np
 # -- the fleet month ----------------------------------------------------------------------
 
 def fleet_evaluator(base: Scenario, names: list[str], months: int, *, seed: int = 0, chunk: int | None = None,
-                    progress: bool | None = False) -> Callable[[np.ndarray], tuple[dict, dict]]:
+                    progress: bool | None = False, executor: Any = None) -> Callable[[np.ndarray], tuple[dict, dict]]:
     """``evaluate(points)`` for ``indices_of``: each point's figures over months
     ``0..months-1`` of ``seed`` (the same months at every point), in blocks of
-    ``BLOCK`` points vmapped in one engine call."""
+    ``BLOCK`` points vmapped in one engine call, each block's months a unit run
+    where ``executor`` says (None: here, in order; see ``dispatch``) and folded
+    in unit order."""
     months = v.count("months", months, lo=16, hi=10**8)
+    executor = dispatch.check(executor)
 
     def evaluate(x: np.ndarray) -> tuple[dict, dict]:
         scenarios = []
@@ -219,7 +223,7 @@ def fleet_evaluator(base: Scenario, names: list[str], months: int, *, seed: int 
         shift = np.zeros((len(scenarios), len(FIGURES)))
         s1, s2 = np.zeros_like(shift), np.zeros_like(shift)
         for part, start, got in blocks.pieces(scenarios, _month_figures, months, seed=seed, chunk=chunk,
-                                              most=BLOCK, progress=progress):
+                                              most=BLOCK, progress=progress, executor=executor):
             y = np.asarray(got["y"], np.float64)  # (m, settings, figures)
             if start == 0:
                 shift[part] = y.mean(axis=0)
@@ -235,8 +239,9 @@ def fleet_evaluator(base: Scenario, names: list[str], months: int, *, seed: int 
     return evaluate
 
 
-def save(result: Sensitivity, base: Scenario, out, *, wall_s: float | None = None) -> None:
-    """``out/sensitivity.parquet`` (the tidy indices) and ``out/manifest.json``."""
+def save(result: Sensitivity, base: Scenario, out, *, wall_s: float | None = None, cluster: dict | None = None) -> None:
+    """``out/sensitivity.parquet`` (the tidy indices) and ``out/manifest.json``
+    (``cluster``: the cluster that ran the points, as its executor describes it)."""
     out = files.check_output_folder(out)
     out.mkdir(parents=True, exist_ok=True)
     config = {"scenario": base.to_dict(), "ranges": {k: list(b) for k, b in result.ranges.items()},
@@ -247,17 +252,20 @@ def save(result: Sensitivity, base: Scenario, out, *, wall_s: float | None = Non
         meta = tag(table, what="sensitivity indices", config_hash=manifest.config_hash(config), n=result.months,
                    seed=result.seed)
         made = manifest.build(config, seed=result.seed, n=result.months, points=int(result.points.shape[0]),
-                              noise_share=result.noise_share, wall_s=wall_s)
+                              noise_share=result.noise_share, wall_s=wall_s, **({"cluster": cluster} if cluster else {}))
         manifest.write_sealed(out / "manifest.json", made, {out / "sensitivity.parquet": (table, meta)})
 
 
 def sensitivity(base: Scenario, ranges: Any, *, samples: int = 256, months: int = 1000, seed: int = 0,
-                chunk: int | None = None, progress: bool | None = False, resamples: int = 200) -> Sensitivity:
+                chunk: int | None = None, progress: bool | None = False, resamples: int = 200,
+                executor: Any = None) -> Sensitivity:
     """Sobol indices of every figure of ``base``'s fleet month over ``ranges``
     (``{"section.field": [lo, hi]}``), from ``samples·(D + 2)`` points of
-    ``months`` fleet-months each."""
+    ``months`` fleet-months each (``executor``: where the points' units run, None
+    here; the same bits either way)."""
     checked = check_ranges(base, ranges)  # samples are checked by indices_of, months by fleet_evaluator
-    evaluate = fleet_evaluator(base, list(checked), months, seed=seed, chunk=chunk, progress=progress)
+    evaluate = fleet_evaluator(base, list(checked), months, seed=seed, chunk=chunk, progress=progress,
+                               executor=executor)
     return indices_of(checked, evaluate, samples, seed=seed, months=months, resamples=resamples)
 
 

@@ -39,6 +39,7 @@ import itertools
 import json
 import time
 import warnings
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,7 @@ from .._version import __version__
 from ..engine import describe
 from ..fleet import Scenario, field_names, simulate
 from ..fleet.scenario import pool_to_data
+from . import dispatch
 from . import manifest as manifests
 from .store import FolderLock, Interrupted, reusable, tag, write_piece
 from .manifest import config_hash as _hash
@@ -305,8 +307,23 @@ def _warn(msg: str) -> None:
     warnings.warn(msg, stacklevel=3)
 
 
+def point_unit(payload: tuple, bar: Any) -> tuple[pd.DataFrame, bool]:
+    """One unit of a sweep: a grid point's ``n`` months on this process's devices
+    (``_evaluate``'s rows and whether a Ctrl-C came after its last chunk)."""
+    point, sweep, chunk = payload
+    return _evaluate(point, sweep, chunk, bar)
+
+
+def units(todo: list[Point], sweep: Sweep, chunk: int | None) -> list[dispatch.Unit]:
+    """A sweep's units: one per grid point, all its months (a point's summary is
+    streamed chunk by chunk and merged in float64 in chunk order, so it stays one
+    unit; sweeps have many points)."""
+    return [dispatch.Unit(point_unit, (p, sweep, chunk), sweep.n, note=f"point {i}/{len(todo)}",
+                          name=f"grid point {p.index}") for i, p in enumerate(todo, 1)]
+
+
 def run(sweep: Sweep, out: str | Path, *, chunk: int | None = None, progress: bool | None = None,
-        fresh: bool = False, desc: str | None = None, warn=None) -> Outcome:
+        fresh: bool = False, desc: str | None = None, warn=None, executor: Any = None) -> Outcome:
     """Run every grid point not already on disk and write the combined table.
 
     Writes ``out/points/<key>.parquet`` per point, then ``out/sweep.parquet`` and
@@ -315,6 +332,9 @@ def run(sweep: Sweep, out: str | Path, *, chunk: int | None = None, progress: bo
     compute (months/s and an ETA; default: only when stderr is a terminal).
     ``fresh``: recompute every point even if its file exists. ``warn(message)``:
     told of each point file that cannot be reused (default ``warnings.warn``).
+    ``executor``: where the points run (None: here, one after another; a
+    cluster's: as tasks, each point written as it comes back; see ``dispatch``);
+    the table is the same bits either way.
 
     Raises:
         Interrupted: Ctrl-C stopped a point; only the points finished before it are
@@ -322,6 +342,7 @@ def run(sweep: Sweep, out: str | Path, *, chunk: int | None = None, progress: bo
     """
     start = time.perf_counter()
     warn = warn or _warn
+    executor = dispatch.check(executor)
     pts = points(sweep)  # validates every point before anything runs
     out = Path(out)
     pdir = out / "points"
@@ -340,17 +361,19 @@ def run(sweep: Sweep, out: str | Path, *, chunk: int | None = None, progress: bo
         todo = [p for p in pts if p.index not in frames]
         with _points_bar(todo, sweep, progress, desc or out.name) as bar:
             try:
-                for i, point in enumerate(todo, 1):
-                    bar.set_postfix_str(f"point {i}/{len(todo)}", refresh=False)
-                    frame, stopped = _evaluate(point, sweep, chunk, bar)
-                    write_piece(pdir / f"{point.key}.parquet", identity(point, sweep), frame)
-                    frames[point.index] = frame
-                    computed += 1
-                    if stopped and i < len(todo):  # Ctrl-C after the point's last chunk: it is whole
-                        raise KeyboardInterrupt(f"stopped after grid point {point.index}")
-            except KeyboardInterrupt as err:  # the point in hand is never written
+                with closing(dispatch.run(units(todo, sweep, chunk), executor, bar, ordered=False)) as done:
+                    for j, (frame, stopped) in done:
+                        point = todo[j]
+                        write_piece(pdir / f"{point.key}.parquet", identity(point, sweep), frame)
+                        frames[point.index] = frame
+                        computed += 1
+                        if stopped and computed < len(todo):  # Ctrl-C after the point's last chunk: it is whole
+                            raise KeyboardInterrupt(f"stopped after grid point {point.index}")
+            except KeyboardInterrupt as err:  # the points in hand are never written
                 kept = len(pts) - len(todo) + computed
-                why = str(err) or f"grid point {todo[computed].index} was stopped and is not saved"
+                why = str(err) or (f"grid point {todo[computed].index} was stopped and is not saved"
+                                   if isinstance(executor, dispatch.Local) else
+                                   f"{len(todo) - computed} grid points were not finished and are not saved")
                 if isinstance(err, Interrupted):
                     why += " and is not saved"
                 raise Interrupted(f"{why}; {kept} of {len(pts)} grid points are saved in {pdir}; run the same "
@@ -360,18 +383,22 @@ def run(sweep: Sweep, out: str | Path, *, chunk: int | None = None, progress: bo
         wall = time.perf_counter() - start
         meta = tag(table, what="sweep table", config_hash=sweep.config_hash(), n=sweep.n, seed=sweep.seed,
                    points=len(pts))
+        cluster = executor.describe()
         manifests.write_sealed(out / "manifest.json", manifest(sweep, points=len(pts), computed=computed,
-                                                               reused=reused, wall_s=wall),
+                                                               reused=reused, wall_s=wall,
+                                                               **({"cluster": cluster} if cluster else {})),
                                {out / "sweep.parquet": (table, meta)})
     return Outcome(table, out, computed, reused, wall)
 
 
 def table(sweep: Sweep, *, chunk: int | None = None, progress: bool | None = None,
-          desc: str | None = None) -> pd.DataFrame:
-    """The sweep's table computed in memory (nothing written, nothing resumed)."""
+          desc: str | None = None, executor: Any = None) -> pd.DataFrame:
+    """The sweep's table computed in memory (nothing written, nothing resumed;
+    ``executor`` as ``run``'s)."""
+    executor = dispatch.check(executor)
     pts = points(sweep)
-    with _points_bar(pts, sweep, progress, desc) as bar:
-        frames = [evaluate(p, sweep, chunk=chunk, progress=bar) for p in pts]
+    with _points_bar(pts, sweep, progress, desc) as bar:  # in point order, wherever they ran
+        frames = [frame for _, (frame, _) in dispatch.run(units(pts, sweep, chunk), executor, bar)]
     return pd.concat(frames, ignore_index=True)
 
 
@@ -423,5 +450,5 @@ def _version() -> str:
     return __version__
 
 
-__all__ = ["Sweep", "Point", "Outcome", "Interrupted", "identity", "load", "points", "run", "table", "figures_by_point", "read", "wide", "manifest",
-           "flatten_grid", "check_grid", "label", "rows"]
+__all__ = ["Sweep", "Point", "Outcome", "Interrupted", "identity", "load", "points", "point_unit", "run", "table",
+           "units", "figures_by_point", "read", "wide", "manifest", "flatten_grid", "check_grid", "label", "rows"]

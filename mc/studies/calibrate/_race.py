@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-import jax
 import numpy as np
 
 from ... import _validate as v
 from ..._pytree import set_field
 from ...engine import Z95
-from .. import blocks
+from .. import blocks, dispatch
 from ._figures import host_values, month_figures, objective_values, summarise
 from ._grid import Setting
 
@@ -115,9 +114,11 @@ def _surely_worse(row: Row, lead: Row, objective: str) -> bool:
 
 
 def race(found: list[Setting], limits: Limits, objective: str, *, n: int, first: int, seed: int,
-         chunk: int | None, progress: bool | None) -> Raced:
+         chunk: int | None, progress: bool | None, executor: Any = None) -> Raced:
     """Run ``found`` on common months (each on ``seed``), round by round, and
-    merge identical settings into rows (see the module).
+    merge identical settings into rows (see the module). Each round's units (its
+    surviving settings and months, ``blocks.units``) run where ``executor`` says
+    (None: here, in order; see ``dispatch``).
 
     Returns:
         ``Raced``: the rows, each with its members' per-month figures (``m``
@@ -125,8 +126,11 @@ def race(found: list[Setting], limits: Limits, objective: str, *, n: int, first:
     """
     scenarios = [s.scenario for s in found]
     # One setting per engine call on a CPU: vmapping settings barely pays there and
-    # each block width would compile anew; on an accelerator, blocks of BLOCK.
-    run_kw = {"seed": seed, "chunk": chunk, "most": 1 if jax.default_backend() == "cpu" else blocks.BLOCK}
+    # each block width would compile anew; on an accelerator, blocks of BLOCK. The
+    # devices are those that run the units (a cluster's workers').
+    executor = dispatch.check(executor)
+    run_kw = {"seed": seed, "chunk": chunk, "most": 1 if executor.platform == "cpu" else blocks.BLOCK,
+              "executor": executor}
     months_run = 0
 
     def evaluate(members: list[int], lo: int, hi: int) -> dict[str, np.ndarray]:

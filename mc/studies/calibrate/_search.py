@@ -7,6 +7,7 @@ from typing import Any
 
 from ... import _validate as v
 from ...fleet import Scenario
+from .. import dispatch
 from ._figures import OBJECTIVES
 from ._grid import Setting, default_grid, own_value, setting_name, settings
 from ._race import DEFAULT_FIRST, DEFAULT_N, Limits, race
@@ -16,7 +17,7 @@ from ._report import Calibration, rank
 def calibrate(scenario: Scenario, grid: dict[str, Any] | None = None, *, objective: str = "bill",
               max_capacity_risk: float = 0.05, max_wrong: float = 0.05, max_wrong_mean: float | None = None,
               judge: str = "upper", n: int = DEFAULT_N, first: int = DEFAULT_FIRST, seed: int = 0,
-              chunk: int | None = None, progress: bool | None = None) -> Calibration:
+              chunk: int | None = None, progress: bool | None = None, executor: Any = None) -> Calibration:
     """Race the grid's settings and recommend the best one within the limits.
 
     Args:
@@ -30,6 +31,8 @@ def calibrate(scenario: Scenario, grid: dict[str, Any] | None = None, *, objecti
             limit; ``"point"``: the estimate.
         n: most fleet-months per setting; first: months of the race's first
             round (every setting); seed: the seed of every setting.
+        executor: where the race's units run: None (here, in order) or a
+            cluster's (``mc.studies.dispatch``); the same bits either way.
 
     Returns:
         A ``Calibration``; ``best`` is None when no setting meets the limits.
@@ -40,6 +43,7 @@ def calibrate(scenario: Scenario, grid: dict[str, Any] | None = None, *, objecti
     n = v.count("n", n, lo=16, hi=10**8)
     first = v.count("first", first, lo=16, hi=n)
     seed = v.count("seed", seed, lo=0, hi=2**31 - 1)
+    executor = dispatch.check(executor)
     grid = default_grid(scenario) if grid is None else grid
     found = settings(scenario, grid)
     fields = list(dict.fromkeys(f for s in found for f in s.values))
@@ -50,7 +54,8 @@ def calibrate(scenario: Scenario, grid: dict[str, Any] | None = None, *, objecti
         found.append(Setting(own, "current (" + setting_name({f: x for f, x in own.items() if x is not None}) + ")",
                              scenario))
         current = len(found) - 1
-    raced = race(found, limits, objective, n=n, first=first, seed=seed, chunk=chunk, progress=progress)
+    raced = race(found, limits, objective, n=n, first=first, seed=seed, chunk=chunk, progress=progress,
+                 executor=executor)
     ranked = rank(raced.rows, found, fields, limits, objective, current)
     return Calibration(ranked.table, ranked.best, ranked.closest, ranked.current, fields, limits, objective, int(n),
                        int(first), int(seed), raced.stages, searched, time.perf_counter() - start, raced.months_run,
