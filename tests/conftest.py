@@ -44,15 +44,28 @@ def _strict_jax():
         yield
 
 
+MAPS_KEPT = 30_000  # memory maps a test process holds before it drops its compiled programs
+
+
+def _maps() -> int:
+    try:
+        with open("/proc/self/maps", "rb") as f:
+            return sum(1 for _ in f)
+    except OSError:  # no /proc: drop them after every module
+        return MAPS_KEPT + 1
+
+
 @pytest.fixture(autouse=True, scope="module")
 def _fresh_programs():
     # Each compiled program keeps its machine code in memory maps of its own; one
     # process running the whole suite would pass the kernel's limit on maps
-    # (vm.max_map_count, 65,530) and crash inside the compiler. Each module's
-    # programs are dropped when it ends (the persistent cache reloads them).
+    # (vm.max_map_count, 65,530) and crash inside the compiler. When a module ends
+    # with more than MAPS_KEPT maps, the programs are dropped (the persistent cache
+    # reloads them); below it they stay, so the next modules do not compile them again.
     yield
-    engine.clear_caches()
-    gc.collect()
+    if _maps() > MAPS_KEPT:
+        engine.clear_caches()
+        gc.collect()
 
 
 @partial(jax.jit, static_argnums=(1,))

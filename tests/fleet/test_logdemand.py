@@ -210,6 +210,7 @@ def day_scenario(level=20000.0):
     return BASE.replace({"demand": {"shape": "log", "log": log_of(tokens), "level": level}})
 
 
+@pytest.mark.slow
 def test_a_log_scenario_simulates():
     sc = day_scenario()
     x = mc.simulate(sc, 64, seed=0, keep_samples=True).samples

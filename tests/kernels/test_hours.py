@@ -219,7 +219,7 @@ def test_flat_month_sums_is_month_sums_bit_for_bit(busiest):
         np.testing.assert_allclose(got[b], expect, rtol=1e-6, atol=2e-6 * 30000 * HOURS)
 
 
-@pytest.mark.parametrize("usual, spilling", [(8, 0), (8, 2), (16, 3), (32, 0), (32, 1), (32, 3), (32, 5),
+@pytest.mark.parametrize("usual, spilling", [pytest.param(8, 0, marks=pytest.mark.slow), (8, 2), (16, 3), (32, 0), (32, 1), (32, 3), (32, 5),
                                              (32, 48)])
 def test_flat_month_sums_routes_each_month(usual, spilling):
     """A chunk of 48 months has room for 48 // SPILL_SHARE = 3 months past its

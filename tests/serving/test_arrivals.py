@@ -21,6 +21,7 @@ from mc.serving import latency as L
 from mc.serving import slo as S
 
 import ref_latency
+from conftest import one_fast
 from test_latency import _requests as _draws  # draws, requests and figures of replications 0..k-1
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "traces" / "azure-conv-2023.csv"
@@ -58,7 +59,7 @@ def agree(r, f, i, ref, fig_rtol=2e-5):
 
 # -- the bootstrap ------------------------------------------------------------------------
 
-@pytest.mark.parametrize("batcher", L.BATCHERS)
+@pytest.mark.parametrize("batcher", one_fast(L.BATCHERS, keep="continuous"))
 @pytest.mark.parametrize("block", [600.0, 45.0])
 def test_bootstrap_agrees_with_the_reference(batcher, block):
     log = burst_log()
@@ -114,7 +115,7 @@ def test_bootstrap_does_not_depend_on_the_chunk_or_the_rate_draws():
 
 # -- the replay ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("batcher", L.BATCHERS)
+@pytest.mark.parametrize("batcher", one_fast(L.BATCHERS, keep="static"))
 def test_replay_agrees_with_the_reference_on_known_bursts(batcher):
     log = burst_log()
     s = L.Serving("8b", "h100", batcher=batcher, max_batch=8, arrivals="log", log=log, replay=True)

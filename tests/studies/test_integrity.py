@@ -111,6 +111,7 @@ def test_interrupt_while_a_point_file_is_written_keeps_no_half_file(tmp_path, re
     pd.testing.assert_frame_equal(sw.run(small(), out, chunk=CHUNK, progress=False).table, reference)
 
 
+@pytest.mark.slow
 def test_cli_sweep_interrupted_exits_130_and_says_what_is_kept(tmp_path, capsys):
     path = tmp_path / "s.toml"
     path.write_text('preset = "golden-idler-steady"\nseed = 3\n[grid]\n"window.hours" = [24, 168]\n'
