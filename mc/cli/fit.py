@@ -29,18 +29,29 @@ Z_LAW = 4.0
 FIGURE_FORMATS = (".png", ".pdf")  # mc.telemetry.plot.FORMATS (matplotlib is imported only to draw)
 
 
+EVERY = "*"  # the --rated key of a bare TOK_S: every class of the rows
+
+
 def _rated(items: list[str] | None) -> dict[str, float]:
     out: dict[str, float] = {}
     for item in items or []:
-        name, sep, value = item.partition("=")
+        name, sep, value = item.rpartition("=") if "=" in item else (EVERY, "=", item)
         try:
             x = float(value)
         except ValueError:
             x = None
-        if not sep or x is None:
-            v.fail("rated", item, "must be CLASS=TOK_S, e.g. flagship=7000")
-        out[name] = v.positive(f"rated.{name}", x)
+        if x is None:
+            v.fail("rated", item, "must be TOK_S (every class) or CLASS=TOK_S, e.g. 7000 or flagship=7000")
+        out[name] = v.positive("rated" if name == EVERY else f"rated.{name}", x)
     return out
+
+
+def _for_classes(rated: dict[str, float], classes) -> dict[str, float]:
+    """A bare rate for every class of the rows that no CLASS=TOK_S names."""
+    if EVERY not in rated:
+        return rated
+    named = {k: x for k, x in rated.items() if k != EVERY}
+    return {**{str(c): rated[EVERY] for c in dict.fromkeys(classes)}, **named}
 
 
 def _num(x: float) -> str:
@@ -131,6 +142,7 @@ def run(args) -> int:
     rated, bootstrap, sims, seed, out, base = _check(args)
     figure_path = _figure_path(args.figure)
     s = telemetry.read(args.file)
+    rated = _for_classes(rated, s.classes)
     unknown = sorted(set(rated) - set(s.classes))
     if unknown:
         v.fail("rated", unknown[0], "names no class of the file's rows; its classes: "
@@ -209,9 +221,10 @@ def register(sub) -> None:
                        "of the data's size with the same sampling and the same detector; --out writes the fitted "
                        "scenario.")
     p.add_argument("file", metavar="FILE")
-    p.add_argument("--rated", action="append", metavar="CLASS=TOK_S",
-                   help="a class's rated rate (repeat for each class); a class left out is rated at its "
-                   "healthy cards' mean, so its fitted lottery mean is 1")
+    p.add_argument("--rated", action="append", metavar="[CLASS=]TOK_S",
+                   help="a class's rated rate (repeat for each class), or TOK_S alone for every class a "
+                   "CLASS=TOK_S does not name; a class left out is rated at its healthy cards' mean, so its "
+                   "fitted lottery mean is 1")
     p.add_argument("--bootstrap", type=int, default=200, help="resamples of the cards for the intervals (default 200)")
     p.add_argument("--sims", type=int, default=telemetry.fitting.SIMS,
                    help="simulated data sets of the data's size in each of the dips' two rounds (default "

@@ -78,8 +78,18 @@ def test_fit_text_without_rated_says_the_mean_is_one(rows, capsys):
     assert "fitted lottery mean is 1 by construction" in out
 
 
+def test_a_bare_rated_rate_rates_every_class(rows, capsys):
+    """``--rated 7000`` rates every class of the rows; ``CLASS=TOK_S`` beside it wins for its class."""
+    assert main(["fit", rows, "--rated", "7000", "--sims", "0", "--bootstrap", "0", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["rated"] == {"flagship": 7000.0}
+    assert main(["fit", rows, "--rated", "7000", "--rated", "flagship=6000", "--sims", "0", "--bootstrap", "0",
+                 "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["rated"] == {"flagship": 6000.0}
+
+
 @pytest.mark.parametrize("argv, start", [
     (["{dir}/none.csv"], "mc fit: error: {dir}/none.csv: no such file"),
+    (["{rows}", "--rated", "0"], "mc fit: error: rated=0"),
     (["{dir}/t.truth.csv"], "mc fit: error: file="),
     (["{rows}", "--rated", "flagship"], "mc fit: error: rated="),
     (["{rows}", "--rated", "flagship=-1"], "mc fit: error: rated.flagship="),
