@@ -46,6 +46,20 @@ def _rated(items: list[str] | None) -> dict[str, float]:
     return out
 
 
+def _columns(text: str | None) -> dict[str, str]:
+    """``--columns card=NAME,time=NAME,...``: each key the file's own name for it."""
+    out: dict[str, str] = {}
+    for item in text.split(",") if text else []:
+        key, sep, name = item.strip().partition("=")
+        if not sep or not name.strip() or key not in telemetry.series.COLUMNS:
+            v.fail("columns", text, "must be KEY=NAME pairs separated by commas, each KEY one of "
+                   f"{', '.join(telemetry.series.COLUMNS)}, e.g. card=instance,rate=tok_s")
+        if key in out:
+            v.fail("columns", text, f"names {key} twice")
+        out[key] = name.strip()
+    return out
+
+
 def _for_classes(rated: dict[str, float], classes) -> dict[str, float]:
     """A bare rate for every class of the rows that no CLASS=TOK_S names."""
     if EVERY not in rated:
@@ -92,6 +106,7 @@ def law_warnings(k_means: list[dict]) -> list[str]:
 def _check(args) -> tuple:
     """Every flag, before the file is read or anything runs (one-line errors)."""
     rated = _rated(args.rated)
+    columns = _columns(args.columns)
     bootstrap = v.count("bootstrap", args.bootstrap, lo=0, hi=100_000)
     sims = v.count("sims", args.sims, lo=0, hi=telemetry.fitting.MAX_SIMS)
     if 0 < sims < telemetry.fitting.MIN_SIMS:
@@ -101,7 +116,7 @@ def _check(args) -> tuple:
         v.fail("base", args.base, "needs --out FILE.toml (the base is the scenario the fitted fields complete)")
     out = files.check_output(args.out, (".toml",)) if args.out is not None else None
     base = load_scenario(args.base or BASE, "fit") if out is not None else None
-    return rated, bootstrap, sims, seed, out, base
+    return rated, columns, bootstrap, sims, seed, out, base
 
 
 def scenario_text(r: dict, file: str, base_name: str, fitted, notes: list[str]) -> str:
@@ -139,14 +154,15 @@ def _figure_path(path):
 
 
 def run(args) -> int:
-    rated, bootstrap, sims, seed, out, base = _check(args)
+    rated, columns, bootstrap, sims, seed, out, base = _check(args)
     figure_path = _figure_path(args.figure)
-    s = telemetry.read(args.file)
+    s = telemetry.read(args.file, columns=columns, counter=args.counter)
     rated = _for_classes(rated, s.classes)
     unknown = sorted(set(rated) - set(s.classes))
     if unknown:
         v.fail("rated", unknown[0], "names no class of the file's rows; its classes: "
                + (", ".join(sorted(set(map(str, s.classes)))) or "none (no class column: use --rated =TOK_S)"))
+    rated = {**s.rated, **rated}  # the file's rated column, where --rated does not name the class
     quiet = args.quiet or args.json
 
     def say(text: str) -> None:
@@ -216,15 +232,24 @@ def register(sub) -> None:
                        "depth_lo, depth_hi and window.sigma_hour to telemetry rows (docs/model.md §8), each with "
                        "a 95% interval (the lottery and noise by bootstrap over cards, the dips by simulation). "
                        "FILE is a .parquet or .csv of rows with columns "
-                       "card, time (h) and rate (tok/s), and optionally class, on a regular grid (mc telemetry "
-                       "writes one). Dips too short or shallow to see are accounted for by simulating telemetry "
+                       "card, time (hours, or datetimes) and rate (tok/s), and optionally class and rated (tok/s), "
+                       "on a regular grid (mc telemetry writes one), or a Prometheus query_range export (.json), "
+                       "each series a card. Dips too short or shallow to see are accounted for by simulating telemetry "
                        "of the data's size with the same sampling and the same detector; --out writes the fitted "
                        "scenario.")
     p.add_argument("file", metavar="FILE")
     p.add_argument("--rated", action="append", metavar="[CLASS=]TOK_S",
                    help="a class's rated rate (repeat for each class), or TOK_S alone for every class a "
-                   "CLASS=TOK_S does not name; a class left out is rated at its healthy cards' mean, so its "
-                   "fitted lottery mean is 1")
+                   "CLASS=TOK_S does not name; it wins over the file's rated column; a class rated by neither is "
+                   "rated at its healthy cards' mean, so its fitted lottery mean is 1")
+    p.add_argument("--columns", metavar="KEY=NAME,...", default=None,
+                   help="the file's own names: card=NAME,time=NAME,rate=NAME,class=NAME,rated=NAME (any of them; "
+                   "default each as its key); in a Prometheus export, the labels of the card (default instance) "
+                   "and the class (default none)")
+    p.add_argument("--counter", action="store_true",
+                   help="a Prometheus export's values are a cumulative count of tokens, not tok/s: each step's "
+                   "increase over its seconds is the rate (a drop is a restart from 0, as Prometheus's rate() "
+                   "takes it)")
     p.add_argument("--bootstrap", type=int, default=200, help="resamples of the cards for the intervals (default 200)")
     p.add_argument("--sims", type=int, default=telemetry.fitting.SIMS,
                    help="simulated data sets of the data's size in each of the dips' two rounds (default "

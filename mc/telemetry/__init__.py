@@ -7,11 +7,12 @@ lottery, dips and noise fitted back from such rows (``fit``).
 lottery and dips, ``mc.fleet.lottery`` and ``mc.fleet.dips``); ``emit`` runs it
 over a pool's cards through the engine, one key per card; ``write`` streams the
 rows to Parquet or CSV with the truth in two tables beside them. ``series`` reads
-rows back onto a grid; ``noise``, ``detect`` and ``mixture`` are the fit's parts
-(baselines and ``σ`` under the clip at zero, dips seen, the lottery's lemon
-mixture) and ``fitting`` puts them together, with a bootstrap over cards for the
-lottery and noise and ``dipfit``'s simulation (the dips no monitor can see
-included) for the dips; ``fitting.scenario_of`` makes the fitted scenario.
+rows back onto a grid (``prometheus``: from a Prometheus ``query_range`` export);
+``noise``, ``detect`` and ``mixture`` are the fit's parts (baselines and ``σ``
+under the clip at zero, dips seen, the lottery's lemon mixture) and ``fitting``
+puts them together, with a bootstrap over cards for the lottery and noise and
+``dipfit``'s simulation (the dips no monitor can see included) for the dips;
+``fitting.scenario_of`` makes the fitted scenario.
 """
 
 from . import detect as detect
@@ -20,6 +21,7 @@ from . import fitting as fitting
 from . import mixture as mixture
 from . import noise as noise
 from . import observe as observe
+from . import prometheus as prometheus
 from . import series as series
 from .emit import Emitted as Emitted
 from .emit import emit as emit
@@ -36,5 +38,5 @@ from .write import paths as paths
 from .write import write as write
 
 __all__ = ["detect", "dipfit", "fitting",
-           "mixture", "noise", "observe", "series", "Emitted", "emit", "layout", "fit", "Params",
+           "mixture", "noise", "observe", "prometheus", "series", "Emitted", "emit", "layout", "fit", "Params",
            "MAX_SAMPLES", "Sampling", "Series", "from_frame", "read", "FORMATS", "paths", "write"]

@@ -1,14 +1,18 @@
 """Telemetry rows read back onto a regular grid: one row of samples per card.
 
-A fit reads rows (card, time, rate), with an optional class column, from a table
-or a Parquet or CSV file. The sampling interval ``Δ`` is the most common gap
-between a card's consecutive times; every time must lie on the grid
-``t0 + k·Δ`` (within 1% of ``Δ``), and a missing sample is a gap (NaN), not an error.
+A fit reads rows (card, time, rate), with optional class and rated columns, from a
+table or a Parquet or CSV file, or a Prometheus ``query_range`` export
+(``prometheus``). A time is hours, or a datetime (read as hours since the earliest
+sample). The sampling interval ``Δ`` is the most common gap between a card's
+consecutive times; every time must lie on the grid ``t0 + k·Δ`` (within 1% of
+``Δ``), and a missing sample is a gap (NaN), not an error. What no fit can use is
+refused in one line: one card, a card with one sample, samples that never vary, a
+cadence coarser than the month, and (in a file) a card whose rows go back in time.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +20,11 @@ import numpy as np
 
 from .. import _validate as v
 from ..files import input_file
+from ..units import HOURS
 
 MAX_CELLS = 1 << 31  # cards × grid samples held in memory (float64)
 MAX_ROWS_BYTES = 16 << 30
+COLUMNS = ("card", "time", "rate", "class", "rated")  # the columns a fit reads; the first three are needed
 
 
 @dataclass(frozen=True)
@@ -31,6 +37,7 @@ class Series:
     y: np.ndarray  # (cards, n) float64 tok/s
     delta: float  # hours between samples
     t0: float  # time of the first grid sample, h
+    rated: dict = field(default_factory=dict)  # {class: tok/s} from the rows' rated column (empty without one)
 
     @property
     def n_cards(self) -> int:
@@ -43,66 +50,173 @@ class Series:
 
     def take(self, idx: np.ndarray) -> "Series":
         """The cards at ``idx`` (with repeats: a bootstrap's resample)."""
-        return Series(self.cards[idx], self.classes[idx], self.y[idx], self.delta, self.t0)
+        return Series(self.cards[idx], self.classes[idx], self.y[idx], self.delta, self.t0, self.rated)
 
 
-def from_frame(frame: Any, *, what: str = "rows") -> Series:
-    """A ``Series`` from a table with columns ``card``, ``time`` (h) and ``rate``
-    (tok/s), and optionally ``class``. One-line errors name what is wrong."""
+def columns_of(frame: Any, columns: dict | None, what: str) -> dict[str, str]:
+    """``{key: the frame's column}`` for each of ``COLUMNS`` the frame holds, with
+    ``columns`` naming the frame's own column for a key (the rest are named as the key)."""
+    given = dict(columns or {})
+    for key, name in given.items():
+        if key not in COLUMNS:
+            v.fail(f"columns.{key}", name, f"names no column a fit reads: {', '.join(COLUMNS)}")
+    have = list(map(str, frame.columns))
+    names = {key: str(given.get(key, key)) for key in COLUMNS}
+    missing = [key if key not in given else f"{key} (named {given[key]})" for key in COLUMNS[:3]
+               if names[key] not in have]
+    if missing:
+        v.fail(what, have[:8], f"needs columns card, time and rate (missing {', '.join(missing)})")
+    for key in COLUMNS[3:]:
+        if key in given and names[key] not in have:
+            v.fail(f"columns.{key}", given[key], f"names no column of the {what}; its columns: {', '.join(have[:8])}")
+    return {key: name for key, name in names.items() if name in have}
+
+
+def hours(col: Any) -> np.ndarray:
+    """A time column as float hours: numbers as they are; datetimes (datetime64,
+    tz-aware or not, or ISO 8601 strings) as hours since the earliest. NaN where a
+    value is neither."""
+    import pandas as pd
+    from pandas.api import types
+
+    if types.is_datetime64_any_dtype(col):
+        stamps = col
+    elif types.is_numeric_dtype(col) and not types.is_bool_dtype(col):
+        return col.to_numpy(np.float64, na_value=np.nan)
+    else:
+        num = pd.to_numeric(col, errors="coerce")
+        if num.notna().all():
+            return num.to_numpy(np.float64)
+        stamps = pd.to_datetime(col, utc=True, errors="coerce", format="ISO8601")
+        if stamps.isna().all() and num.notna().any():
+            return num.to_numpy(np.float64, na_value=np.nan)  # numbers with a stray word: the word is the error
+    return ((stamps - stamps.min()) / pd.Timedelta(hours=1)).to_numpy(np.float64, na_value=np.nan)
+
+
+def from_frame(frame: Any, *, what: str = "rows", columns: dict | None = None, ordered: bool = False) -> Series:
+    """A ``Series`` from a table with columns ``card``, ``time`` (h, or datetimes)
+    and ``rate`` (tok/s), and optionally ``class`` and ``rated`` (tok/s, one value
+    per class; blank where not given). ``columns`` maps a key to the table's own
+    name (``{"rate": "tok_s"}``). ``ordered``: each card's rows must go forward in
+    time in the table's order (a file's rows must; a table built in memory may be in
+    any order). One-line errors name what is wrong."""
     import pandas as pd
 
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"{what} must be a pandas DataFrame with columns card, time, rate, not {type(frame).__name__}")
-    missing = [c for c in ("card", "time", "rate") if c not in frame.columns]
-    if missing:
-        v.fail(what, list(map(str, frame.columns))[:8], f"needs columns card, time and rate (missing {', '.join(missing)})")
+    names = columns_of(frame, columns, what)
+    if len(frame) == 0:
+        v.fail(what, 0, "holds no rows")
     if len(frame) < 2:
         v.fail(what, len(frame), "must hold at least 2 rows")
-    time = pd.to_numeric(frame["time"], errors="coerce").to_numpy(np.float64)
-    rate = pd.to_numeric(frame["rate"], errors="coerce").to_numpy(np.float64)
-    for name, x in (("time", time), ("rate", rate)):
-        bad = ~np.isfinite(x) | ((x < 0) if name == "rate" else np.zeros(len(x), bool))
+    col = {key: frame[name] for key, name in names.items()}
+    time = hours(col["time"])
+    rate = pd.to_numeric(col["rate"], errors="coerce").to_numpy(np.float64, na_value=np.nan)
+    for key, x in (("time", time), ("rate", rate)):
+        bad = ~np.isfinite(x) | ((x < 0) if key == "rate" else np.zeros(len(x), bool))
         if bad.any():
             i = int(bad.argmax())
-            v.fail(f"{what}.{name}", frame[name].iloc[i], f"row {i}: must be a finite number"
-                   + (" >= 0" if name == "rate" else ""))
-    card_ids, card = np.unique(frame["card"].astype(str).to_numpy(), return_inverse=True)
+            v.fail(f"{what}.{names[key]}", _py(col[key].iloc[i]), f"row {i}: must be " + (
+                "a finite number >= 0" if key == "rate" else "hours (a finite number) or a datetime (ISO 8601)"))
+    card_ids, card = np.unique(col["card"].astype(str).to_numpy(), return_inverse=True)
+    if ordered:
+        _forward(card, time, card_ids, col["time"], f"{what}.{names['time']}")
     order = np.lexsort((time, card))
     card, time, rate = card[order], time[order], rate[order]
     same = card[1:] == card[:-1]
     gaps = np.diff(time)[same]
     if (gaps == 0).any():
         i = int(np.flatnonzero(same & (np.diff(time) == 0))[0])
-        v.fail(f"{what}.time", time[i], f"card {card_ids[card[i]]} has two samples at this time")
+        v.fail(f"{what}.{names['time']}", float(time[i]), f"card {card_ids[card[i]]} has two samples at this time")
     if gaps.size == 0:
         v.fail(what, len(frame), "must hold at least two samples of one card (the sampling interval is their gap)")
     delta = float(_common_gap(gaps))
+    if delta > HOURS:
+        v.fail(f"{what}.{names['time']}", delta, f"is the hours between samples, coarser than the month ({HOURS} h): "
+               "a fit needs samples at most a month apart")
     t0 = float(time.min())
     pos = (time - t0) / delta
     k = np.rint(pos).astype(np.int64)
     off = np.abs(pos - k) > 0.01
     if off.any():
         i = int(off.argmax())
-        v.fail(f"{what}.time", time[i], f"is off the grid of samples every {delta * 60:g} minutes from {t0:g} h "
-               "(a fit needs regular samples; missing ones are fine)")
+        v.fail(f"{what}.{names['time']}", float(time[i]), f"is off the grid of samples every {delta * 60:g} minutes "
+               f"from {t0:g} h (a fit needs regular samples; missing ones are fine)")
     n = int(k.max()) + 1
     if n * len(card_ids) > MAX_CELLS:
         v.fail(what, len(frame), f"spans {n:,} samples for {len(card_ids):,} cards, above the {MAX_CELLS:,} a fit holds")
     y = np.full((len(card_ids), n), np.nan)
     y[card, k] = rate
-    if "class" in frame.columns:
-        cls = frame["class"].astype(str).to_numpy()[order]
-        first = np.zeros(len(card_ids), np.int64)
-        first[card[::-1]] = np.arange(len(card))[::-1]
+    ids = _ids(card_ids)
+    _usable(y, ids, what, names["rate"], delta)
+    first = np.zeros(len(card_ids), np.int64)
+    first[card[::-1]] = np.arange(len(card))[::-1]
+    if "class" in names:
+        cls = col["class"].astype(str).to_numpy()[order]
         classes = cls[first]
         mixed = cls != classes[card]
         if mixed.any():
             i = int(mixed.argmax())
-            v.fail(f"{what}.class", cls[i], f"card {card_ids[card[i]]} is of two classes")
+            v.fail(f"{what}.{names['class']}", cls[i], f"card {card_ids[card[i]]} is of two classes")
     else:
-        classes = np.full(len(card_ids), "", dtype=object)
-    ids = _ids(card_ids)
-    return Series(ids, np.asarray(classes, dtype=object), y, delta, t0)
+        cls, classes = np.full(len(card), ""), np.full(len(card_ids), "", dtype=object)
+    rated = _rated(col["rated"], order, cls, f"{what}.{names['rated']}") if "rated" in names else {}
+    return Series(ids, np.asarray(classes, dtype=object), y, delta, t0, rated)
+
+
+def _forward(card: np.ndarray, time: np.ndarray, card_ids: np.ndarray, raw: Any, field: str) -> None:
+    """Refuse a card whose rows, in the file's order, go back in time."""
+    by = np.argsort(card, kind="stable")
+    back = (card[by][1:] == card[by][:-1]) & (np.diff(time[by]) < 0)
+    if back.any():
+        i = int(back.argmax())
+        was, row = int(by[i]), int(by[i + 1])
+        v.fail(field, _py(raw.iloc[row]), f"row {row}: card {card_ids[card[row]]} goes back in time from "
+               f"{raw.iloc[was]} at row {was} (a card's rows must go forward in time)")
+
+
+def _usable(y: np.ndarray, ids: np.ndarray, what: str, rate: str, delta: float) -> None:
+    """Refuse a grid no fit can use: one card, a card with one sample, no noise."""
+    count = np.isfinite(y).sum(axis=1)
+    if len(ids) < 2:
+        v.fail(f"{what}.card", _py(ids[0]), "is the only card: a fit needs at least 2 (the lottery is the spread "
+               "between cards)")
+    if (count < 2).any():
+        i = int((count < 2).argmax())
+        v.fail(f"{what}.card", _py(ids[i]), f"has one sample: a card needs at least 2 (samples every {delta:g} h)")
+    lo, hi = np.nanmin(y, axis=1), np.nanmax(y, axis=1)
+    if (lo == hi).all():
+        if (lo == lo[0]).all():
+            v.fail(f"{what}.{rate}", float(lo[0]), "is every sample of every card: a fit needs samples that vary "
+                   "(the noise)")
+        v.fail(f"{what}.{rate}", float(lo[0]), f"is every sample of card {ids[0]}, and each other card's samples are "
+               "one value too: a fit needs samples that vary (the noise)")
+
+
+def _rated(col: Any, order: np.ndarray, cls: np.ndarray, field: str) -> dict[str, float]:
+    """``{class: tok/s}`` from a rated column: blank where not given, else > 0, one value a class."""
+    import pandas as pd
+
+    x = pd.to_numeric(col, errors="coerce").to_numpy(np.float64, na_value=np.nan)
+    bad = (col.notna().to_numpy() & ~np.isfinite(x)) | (x <= 0)
+    if bad.any():
+        i = int(bad.argmax())
+        v.fail(field, _py(col.iloc[i]), f"row {i}: must be a rated rate in tok/s (a number > 0), or blank")
+    x = x[order]
+    out: dict[str, float] = {}
+    for name in dict.fromkeys(cls):
+        vals = np.unique(x[(cls == name) & np.isfinite(x)])
+        if len(vals) > 1:
+            whose = f"class {name}'s rows" if name else "the rows"
+            v.fail(field, float(vals[1]), f"{whose} give both {vals[0]:g} and {vals[1]:g}: a class has one rated rate")
+        if len(vals):
+            out[str(name)] = float(vals[0])
+    return out
+
+
+def _py(x: Any) -> Any:
+    """A NumPy or pandas scalar as Python's own (so an error shows ``7.0``, not ``np.float64(7.0)``)."""
+    return x.item() if isinstance(x, np.generic) else x
 
 
 def _common_gap(gaps: np.ndarray) -> float:
@@ -118,15 +232,28 @@ def _ids(names: np.ndarray) -> np.ndarray:
         return names
 
 
-def read(path: Any) -> Series:
+def read(path: Any, *, columns: dict | None = None, counter: bool = False) -> Series:
     """A ``Series`` from a Parquet or CSV file of rows (``mc telemetry``'s, or any
-    with columns card, time, rate and optionally class)."""
+    with columns card, time, rate and optionally class and rated; ``columns`` maps
+    a key to the file's own column name), or from a Prometheus ``query_range``
+    export (``.json``; ``columns`` may name the labels of the card and the class;
+    ``counter``: its values are a cumulative count of tokens, differenced into tok/s)."""
     import pandas as pd
 
+    ext = Path(str(path)).suffix.lower()
     p = input_file(path, "file", limit=MAX_ROWS_BYTES)
-    ext = Path(p).suffix.lower()
-    if ext not in (".parquet", ".csv"):
-        v.fail("file", str(p), "must be a .parquet or .csv file of rows (card, time, rate)")
+    if ext not in (".parquet", ".csv", ".json"):
+        v.fail("file", str(p), "must be a .parquet or .csv file of rows (card, time, rate), or a Prometheus "
+               "query_range export (.json)")
+    if ext == ".json":
+        from . import prometheus
+
+        frame = prometheus.frame(p, columns=columns, counter=counter)
+        return from_frame(frame, what="file", ordered=True)
+    if counter:
+        v.fail("counter", True, "applies to a Prometheus export (.json) only: a table's rate column is tok/s")
+    if p.stat().st_size == 0:
+        v.fail("file", str(p), "is empty")
     try:
         if ext == ".parquet":
             from ..files import read_parquet
@@ -138,4 +265,6 @@ def read(path: Any) -> Series:
         if isinstance(err, v.ParamError):
             raise
         v.fail("file", str(p), f"cannot be read as {ext[1:]} ({type(err).__name__})")
-    return from_frame(frame, what="file")
+    if len(frame) == 0:
+        v.fail("file", str(p), "holds no rows")
+    return from_frame(frame, what="file", columns=columns, ordered=True)
