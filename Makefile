@@ -36,8 +36,9 @@ study: install
 test: install-test
 	XLA_FLAGS="$${XLA_FLAGS:-} --xla_backend_optimization_level=0" $(BIN)/python -m pytest -m "not slow" -n 2 --dist loadfile
 
+# Every test, compiled as users compile, on two processes (a test file each at a time).
 test-all: install-test
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 clean:
 	rm -rf $(VENV) build *.egg-info
