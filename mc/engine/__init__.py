@@ -3,6 +3,7 @@ whatever columns a model's ``Schema`` names (``reduce``). It imports no model.""
 
 from .run import AXIS as AXIS
 from .run import DEFAULT_CHUNK as DEFAULT_CHUNK
+from .run import NoBar as NoBar
 from .run import Run as Run
 from .run import check_run_args as check_run_args
 from .run import clear_caches as clear_caches
@@ -34,7 +35,7 @@ from .summary import of_columns as of_columns
 from .summary import pass_count as pass_count
 from .summary import wilson as wilson
 
-__all__ = ["AXIS", "DEFAULT_CHUNK", "Run", "check_run_args", "clear_caches", "device_list", "first_chunk", "leading",
+__all__ = ["AXIS", "DEFAULT_CHUNK", "NoBar", "Run", "check_run_args", "clear_caches", "device_list", "first_chunk", "leading",
            "memory_budget", "month_keys", "progress_bar", "sample", "stream", "to_host", "Column", "Schema", "of_kind",
            "BINS", "Accumulator", "Summarised", "plan", "ranges_from", "summarise", "Z95", "describe", "figure",
            "mean_figure", "pass_figure", "exact_percentile", "of_columns", "pass_count", "wilson"]

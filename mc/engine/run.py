@@ -329,7 +329,7 @@ def progress_bar(total: int, enabled: Any, unit: str = "months", desc: str | Non
         return _Shared(enabled)
     show = sys.stderr.isatty() if enabled is None else bool(enabled)
     if not show:
-        return _NoBar()
+        return NoBar()
     from tqdm import tqdm
 
     return tqdm(total=total, unit=" " + unit, unit_scale=True, disable=not show, file=sys.stderr,
@@ -349,7 +349,9 @@ class _Shared:
         return False
 
 
-class _NoBar:
+class NoBar:
+    """A progress bar that shows nothing (where no one watches)."""
+
     def __enter__(self):
         return self
 

@@ -37,6 +37,7 @@ from typing import Any, Iterator
 
 from .. import _validate as v
 from .._version import __version__
+from ..engine import NoBar
 from . import dispatch
 
 AHEAD = 2  # units in flight per worker slot: one running, one waiting
@@ -77,7 +78,7 @@ def probe() -> dict:
 def work(fn: Any, payload: Any, index: int) -> Any:
     """Run on a worker: one unit, with no bar (the driver counts units)."""
     _compile_cache()
-    out = fn(payload, dispatch.Quiet())
+    out = fn(payload, NoBar())
     fault = os.environ.get(FAULT, "")
     k, _, marker = fault.partition(":")
     if k.strip().isdigit() and int(k) == index and marker and not os.path.exists(marker):

@@ -35,6 +35,7 @@ import dataclasses
 from typing import Any, Callable, Iterator
 
 from .. import _validate as v
+from ..engine import NoBar
 
 ENV = "MC_CLUSTER"  # the --cluster of every study command, when the flag is not given
 UNIT_HOOKS: list[Callable[[int], None]] = []
@@ -59,19 +60,6 @@ class Unit:
     weight: int
     note: str = ""
     name: str = "unit"
-
-
-class Quiet:
-    """A bar that shows nothing (the bar a unit gets where no one watches)."""
-
-    def update(self, n: int = 1) -> None:
-        pass
-
-    def set_postfix_str(self, *args, **kw) -> None:
-        pass
-
-    def set_description_str(self, *args, **kw) -> None:
-        pass
 
 
 class Local:
@@ -122,7 +110,7 @@ def run(units: list[Unit], executor: Any = None, bar: Any = None, *, ordered: bo
             cancels the units still out.
     """
     executor = check(executor)
-    bar = Quiet() if bar is None else bar
+    bar = NoBar() if bar is None else bar
     got = executor.results(units, bar)
     waiting: dict[int, Any] = {}
     nxt = handed = 0
@@ -167,4 +155,4 @@ def parse(value: Any, name: str = "--cluster") -> str | None:
     return text
 
 
-__all__ = ["ALLOWED", "ENV", "LOCAL", "Local", "Quiet", "UNIT_HOOKS", "Unit", "check", "parse", "run"]
+__all__ = ["ALLOWED", "ENV", "LOCAL", "Local", "UNIT_HOOKS", "Unit", "check", "parse", "run"]
