@@ -143,19 +143,9 @@ def scenario_text(r: dict, file: str, base_name: str, fitted, notes: list[str]) 
     return files.to_toml(data, header, remarks)
 
 
-def _figure_path(path):
-    """``--figure``'s path, checked as ``--out``'s is (a one-line error names the flag)."""
-    if path is None:
-        return None
-    try:
-        return files.check_output(path, FIGURE_FORMATS)
-    except v.ParamError as err:
-        raise v.ParamError("figure" + str(err).removeprefix("out")) from None
-
-
 def run(args) -> int:
     rated, columns, bootstrap, sims, seed, out, base = _check(args)
-    figure_path = _figure_path(args.figure)
+    figure_path = None if args.figure is None else files.check_output(args.figure, FIGURE_FORMATS, field="figure")
     s = telemetry.read(args.file, columns=columns, counter=args.counter)
     rated = _for_classes(rated, s.classes)
     unknown = sorted(set(rated) - set(s.classes))

@@ -16,33 +16,34 @@ from .. import _validate as v
 OUTPUT_FORMATS = (".parquet", ".csv", ".json")
 
 
-def check_output(path: Any, formats: tuple[str, ...] = OUTPUT_FORMATS) -> Path:
+def check_output(path: Any, formats: tuple[str, ...] = OUTPUT_FORMATS, field: str = "out") -> Path:
     """An output file path, checked before anything runs: its extension names a
     format, it is not a folder or a special file, and its folder is one (made if
-    missing) under a folder that can be written. Errors are one-line ``ParamError``s."""
+    missing) under a folder that can be written. Errors are one-line ``ParamError``s
+    naming ``field`` (the flag or argument the path came in)."""
     allowed = "must be a file path ending in " + ", ".join(formats)
     if not isinstance(path, (str, Path)) or not str(path).strip():
-        v.fail("out", path, allowed)
-    _check_name(path)
+        v.fail(field, path, allowed)
+    _check_name(path, field)
     path = Path(path)
     if path.suffix.lower() not in formats:
-        v.fail("out", str(path), allowed)
+        v.fail(field, str(path), allowed)
     if path.exists() and not path.is_file():
-        v.fail("out", str(path), "exists and is not a regular file")
-    _check_folder(_existing(path.parent), str(path))
+        v.fail(field, str(path), "exists and is not a regular file")
+    _check_folder(_existing(path.parent), str(path), field)
     return path
 
 
-def _check_name(path: Any) -> None:
+def _check_name(path: Any, field: str = "out") -> None:
     """A name the operating system can be given: no NUL, and nothing its file-system
     encoding cannot write (bytes that are not UTF-8, which Python holds as surrogate
     escapes, go back as the same bytes)."""
     if "\x00" in str(path):
-        v.fail("out", str(path), "must not hold a NUL character")
+        v.fail(field, str(path), "must not hold a NUL character")
     try:
         os.fsencode(str(path))
     except UnicodeError:
-        v.fail("out", str(path), f"cannot be written as a file name in this system's encoding "
+        v.fail(field, str(path), f"cannot be written as a file name in this system's encoding "
                f"({sys.getfilesystemencoding()})")
 
 
@@ -68,14 +69,14 @@ def check_output_folder(path: Any) -> Path:
     return path
 
 
-def _check_folder(folder: Path, shown: str) -> None:
+def _check_folder(folder: Path, shown: str, field: str = "out") -> None:
     folder = folder if str(folder) else Path(".")
     if not folder.exists():
-        v.fail("out", shown, f"is in a folder that does not exist ({folder})")
+        v.fail(field, shown, f"is in a folder that does not exist ({folder})")
     if not folder.is_dir():
-        v.fail("out", shown, f"is inside a file, not a folder ({folder})")
+        v.fail(field, shown, f"is inside a file, not a folder ({folder})")
     if not os.access(folder, os.W_OK | os.X_OK):
-        v.fail("out", shown, f"is in a folder that cannot be written ({folder})")
+        v.fail(field, shown, f"is in a folder that cannot be written ({folder})")
 
 
 def digest(path: str | Path) -> dict:
