@@ -242,8 +242,9 @@ def register(sub) -> None:
                    "takes it)")
     p.add_argument("--bootstrap", type=int, default=200, help="resamples of the cards for the intervals (default 200)")
     p.add_argument("--sims", type=int, default=telemetry.fitting.SIMS,
-                   help="simulated data sets of the data's size in each of the dips' two rounds (default "
-                   f"{telemetry.fitting.SIMS}; at least {telemetry.fitting.MIN_SIMS}; 0: the dips are not fitted)")
+                   help="simulated data sets of the data's size in each of the dips' two rounds, and half as many "
+                   f"(at least {telemetry.dipfit.MIN_PREDICT}) for the noise's bias (default {telemetry.fitting.SIMS}; "
+                   f"at least {telemetry.fitting.MIN_SIMS}; 0: the dips are not fitted)")
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and the simulations (default 0)")
     p.add_argument("--out", metavar="FILE.toml", default=None,
                    help="write the fitted scenario: the base's fields with the fitted lottery, dips and "

@@ -16,10 +16,12 @@
    regression adjustment of the draws to the data's summaries gives the value and
    the 95% interval.
 4. **Intervals.** The lottery's and ``σ``'s by resampling the cards with
-   replacement and refitting; the dips' from the simulation (3).
+   replacement and refitting (the lottery's model the data chose: one normal, or
+   the mixture); the dips' from the simulation (3).
 5. **The noise's bias.** The dips too small to see stay among the clean samples and
-   widen their spread; the simulations (3) measure by how much (``dipfit``), ``σ``
-   is divided by that factor, and its interval widened by the factor's uncertainty.
+   widen their spread; telemetry simulated at dips drawn from the fitted ones (3)
+   measures by how much (``dipfit``), ``σ`` is divided by that factor, and its
+   interval widened by the factor's uncertainty.
    Without a dips' fit ``σ`` is left as fitted, and a note says so.
 """
 
@@ -183,7 +185,7 @@ def fit(s: Series, rated: dict | None = None, *, bootstrap: int = 200, seed: int
     for _ in range(bootstrap):
         idx = rng.integers(0, s.n_cards, s.n_cards)
         sig_b = noise.sigma_mle(o["sums"][idx].sum(axis=0)) / (dip_fit["sigma_ratio"]["value"] if dip_fit else 1.0)
-        lot_b = mixture.fit(q[idx], float(np.mean(err_rel[idx] * q[idx] ** 2)))
+        lot_b = mixture.fit(q[idx], float(np.mean(err_rel[idx] * q[idx] ** 2)), lemons=lot["lemons"])
         row = {"lottery.mean": lot_b["mean"], "lottery.sd": lot_b["sd"], "lottery.lemon_rate": lot_b["lemon_rate"],
                "lottery.lemon_factor": lot_b["lemon_factor"], "window.sigma_hour": sig_b * math.sqrt(s.delta)}
         for f in row:

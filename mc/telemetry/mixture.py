@@ -57,10 +57,13 @@ def _two(q: np.ndarray, init_low: np.ndarray, floor: float) -> tuple[float, dict
     return ll, {"m1": m1, "v1": v1, "m2": m2, "v2": v2, "w": w}
 
 
-def fit(q: np.ndarray, err_var: float = 0.0) -> dict:
+def fit(q: np.ndarray, err_var: float = 0.0, lemons: bool | None = None) -> dict:
     """``{"mean", "sd", "lemon_rate", "lemon_factor", "lemons": bool}`` from (cards,)
     qualities whose measurement variance is ``err_var`` (``lemon_factor`` NaN when no
-    lemon component is kept)."""
+    lemon component is kept). ``lemons``: None chooses between one normal and the
+    mixture by the criterion; False fits one normal; True the mixture where its fit
+    converges (a bootstrap resample refits the model the data chose, so that its
+    spread is the estimate's, not that of the choice)."""
     q = np.asarray(q, np.float64)
     q = q[np.isfinite(q)]
     n = len(q)
@@ -68,12 +71,12 @@ def fit(q: np.ndarray, err_var: float = 0.0) -> dict:
         return {"mean": float(q.mean()) if n else math.nan, "sd": math.nan, "lemon_rate": math.nan,
                 "lemon_factor": math.nan, "lemons": False}
     floor = max(err_var, 1e-12)
-    m, var = float(q.mean()), max(float(q.var()), floor)
+    m, var = float(q.mean()), max(float(q.var(ddof=1)), floor)  # the unbiased variance
     one = {"mean": m, "sd": math.sqrt(max(var - err_var, 0.0)), "lemon_rate": 0.0, "lemon_factor": math.nan,
            "lemons": False}
-    if n < 8:
+    if n < 8 or lemons is False:
         return one
-    ll1 = float(_normal_logpdf(q, m, var).sum())
+    ll1 = float(_normal_logpdf(q, m, max(float(q.var()), floor)).sum())  # at the maximum-likelihood variance
     best = (-math.inf, {})
     order = np.sort(q)
     for share in (0.02, 0.05, 0.1, 0.2, 0.35):
@@ -86,7 +89,7 @@ def fit(q: np.ndarray, err_var: float = 0.0) -> dict:
             best = got
     ll2, p = best
     # BIC = k·log n − 2·ll: one normal has 2 parameters, two have 5.
-    if not p or (2 * math.log(n) - 2 * ll1) - (5 * math.log(n) - 2 * ll2) < BIC_MARGIN:
+    if not p or (lemons is None and (2 * math.log(n) - 2 * ll1) - (5 * math.log(n) - 2 * ll2) < BIC_MARGIN):
         return one
     return {"mean": p["m1"], "sd": math.sqrt(max(p["v1"] - err_var, 0.0)), "lemon_rate": p["w"],
             "lemon_factor": p["m2"] / p["m1"], "lemons": True}

@@ -129,6 +129,26 @@ def test_round_trip_recovers_the_lottery_the_noise_and_the_dips():
 
 
 @pytest.mark.slow
+def test_the_steady_golden_idlers_own_telemetry_is_fitted_within_its_intervals(tmp_path, capsys):
+    """``mc telemetry golden-idler-steady --out t.parquet && mc fit t.parquet --rated
+    7000``, the default settings throughout: every field the fit identifies holds the
+    preset's value within its 95% interval (no lemons: lemon_rate's interval is 0 to 0
+    and lemon_factor is not identified), and ``--out`` writes a scenario ``mc run`` runs."""
+    sc = mc.presets.get("golden-idler-steady")
+    rows, fitted = tmp_path / "t.parquet", tmp_path / "fitted.toml"
+    assert main(["telemetry", "golden-idler-steady", "--out", str(rows), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["fit", str(rows), "--rated", "7000", "--json", "--quiet", "--out", str(fitted)]) == 0
+    figures = json.loads(capsys.readouterr().out)["figures"]
+    truth = {name: float(getattr(getattr(sc, name.split(".")[0]), name.split(".")[1])) for name in figures}
+    assert figures["lottery.lemon_factor"]["value"] is None and sc.lottery.lemon_rate == 0
+    for name, f in figures.items():
+        if name != "lottery.lemon_factor":
+            assert f["lo"] <= truth[name] <= f["hi"], (name, f, truth[name])
+    assert main(["run", str(fitted), "--n", "64", "--json", "--quiet"]) == 0
+
+
+@pytest.mark.slow
 def test_intervals_cover_the_truth_over_seeds():
     """Coverage of the dips' and the noise's 95% intervals over 4 seeds (64 cards, a
     month of 30-minute samples, golden-idler's dips: rate 2, 4 h, depths 0.2 to 0.6,

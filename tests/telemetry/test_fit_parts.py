@@ -93,6 +93,22 @@ def test_mixture_finds_lemons_and_no_lemons():
     assert abs(noisy["sd"] - 0.05) < 0.006
 
 
+
+def test_the_mixture_refits_the_model_it_is_told():
+    """``lemons=False`` fits one normal whatever the data, with the unbiased variance;
+    ``lemons=True`` fits the mixture even where the criterion would not keep it (a
+    bootstrap resample refits the model the data chose); None chooses."""
+    rng = np.random.default_rng(6)
+    q = rng.normal(0.96, 0.05, 64)
+    one = mixture.fit(q)
+    assert not one["lemons"] and one["sd"] == pytest.approx(float(np.std(q, ddof=1)), rel=1e-12)
+    lemony = np.where(np.arange(64) < 8, q * 0.67, q)
+    assert mixture.fit(lemony)["lemons"]
+    forced_one = mixture.fit(lemony, lemons=False)
+    assert not forced_one["lemons"] and forced_one["sd"] == pytest.approx(float(np.std(lemony, ddof=1)), rel=1e-12)
+    forced_two = mixture.fit(q, lemons=True)
+    assert forced_two["lemons"] and 0 < forced_two["lemon_rate"] < 1 and forced_two["lemon_factor"] < 1
+
 def test_a_planted_dip_is_seen_and_noise_alone_rarely():
     rng = np.random.default_rng(6)
     delta, sd = 1 / 12, 0.3
@@ -120,3 +136,24 @@ def test_a_large_fleets_dips_are_fitted_on_an_even_subset_of_its_cards():
     assert dipfit.sim_cards(series(512, 730)) == min(512, dipfit.SIM_SAMPLES // 730)
     assert dipfit.sim_cards(series(8, per_card)) == 8
     assert dipfit.sim_cards(series(512, 10**6)) == dipfit.MIN_SIM_CARDS
+
+
+def test_the_noise_bias_is_a_plane_over_the_fitted_dips_that_ignores_wild_draws():
+    """``dipfit._noise_bias``: ``log r`` that is a plane in ``φ`` plus each simulation's
+    own noise gives back the plane at every draw (the noise taken out, within a few
+    standard errors of a 5-parameter least-squares fit over 400 draws), and a tenth of
+    the draws thrown far off (dips covering their month) do not move it."""
+    rng = np.random.default_rng(3)
+    phi = np.column_stack([rng.normal(0.7, 0.3, 400), rng.normal(1.4, 0.3, 400), rng.uniform(0.3, 0.5, 400),
+                           rng.uniform(0.1, 0.3, 400)])
+    plane = 0.003 + phi @ np.array([0.002, 0.001, 0.01, 0.004])
+    noise_sd = 0.0025
+    log_r = plane + rng.normal(0, noise_sd, 400)
+    fitted = dipfit._noise_bias(phi, log_r)
+    assert np.abs(fitted - plane).max() < Z * noise_sd * math.sqrt(5 / 400) * 3
+    assert np.std(fitted - plane) < np.std(log_r - plane) / 4  # the noise is taken out
+    wild = log_r.copy()
+    wild[::10] += 2.0
+    assert np.abs(dipfit._noise_bias(phi, wild) - fitted).max() < 0.2 * noise_sd
+    few = dipfit._noise_bias(phi[:6], log_r[:6])  # too few draws for a plane: their median
+    assert np.allclose(few, np.median(log_r[:6]))
