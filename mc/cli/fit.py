@@ -152,7 +152,6 @@ def run(args) -> int:
     if unknown:
         v.fail("rated", unknown[0], "names no class of the file's rows; its classes: "
                + (", ".join(sorted(set(map(str, s.classes)))) or "none (no class column: use --rated =TOK_S)"))
-    rated = {**s.rated, **rated}  # the file's rated column, where --rated does not name the class
     quiet = args.quiet or args.json
 
     def say(text: str) -> None:

@@ -116,8 +116,9 @@ def fit(s: Series, rated: dict | None = None, *, bootstrap: int = 200, seed: int
     """Fit the lottery, dips and ``window.sigma_hour`` to a ``Series`` (SPEC §8).
 
     Args:
-        rated: ``{class: tok/s}``; a class left out gets the rated rate that makes
-            its healthy cards' fitted mean quality 1.
+        rated: ``{class: tok/s}``, over the rows' own rated column (``s.rated``); a
+            class rated by neither gets the rated rate that makes its healthy cards'
+            fitted mean quality 1.
         bootstrap: resamples of the cards for the 95% intervals.
         sims: simulated data sets in each round of the dips' fit (``dipfit``; 0: the
             dips are not fitted).
@@ -139,7 +140,7 @@ def fit(s: Series, rated: dict | None = None, *, bootstrap: int = 200, seed: int
     sigma = o["sigma"]
     base = o["base"]
     classes = s.classes
-    given = dict(rated or {})
+    given = {**s.rated, **dict(rated or {})}  # the rows' rated column, where ``rated`` does not name the class
     r = np.empty(s.n_cards)
     rated_out = {}
     err_rel = o["sd"] ** 2 / np.maximum(o["count"], 1)  # relative variance of each baseline

@@ -160,6 +160,9 @@ def _values(pairs: list, metric: dict, at: str, counter: bool) -> tuple[np.ndarr
         v.fail(f"{at}.values[{j}]", raw[j], f"series {name} at {t[j]:.17g}: a {'count' if counter else 'rate'} must "
                "be a finite number >= 0 (\"NaN\" is a missing sample)")
     keep = np.isfinite(x)
+    if not keep.any():
+        v.fail(f"{at}.values", f"{len(x)} x NaN", f"series {name} holds no number, only missing samples (\"NaN\"): "
+               "leave the card out of the query, or widen its range to where it served")
     return t[keep], x[keep]
 
 

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from mc.cli import main
+from mc import telemetry
 from mc.telemetry import series
 
 CARDS, N, STEP = 4, 48, 0.5  # 4 cards, a day of 30-minute samples
@@ -96,6 +97,9 @@ def test_a_rated_column_rates_its_class_unless_rated_names_it(want, tmp_path, ca
     assert doc["rated"] == {"a": 7000.0, "b": 3150.0} and doc["rated_given"] == doc["rated"]
     assert main(["fit", str(path), "--rated", "a=6000", *FAST, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["rated"] == {"a": 6000.0, "b": 3150.0}
+    quick = {"bootstrap": 0, "sims": 0}  # the library reads the column as the CLI does
+    assert telemetry.fit(s, **quick)["rated_given"] == {"a": 7000.0, "b": 3150.0}
+    assert telemetry.fit(s, {"a": 6000.0}, **quick)["rated"] == {"a": 6000.0, "b": 3150.0}
 
 
 def export(y: np.ndarray, hours: np.ndarray, **extra) -> dict:
@@ -217,6 +221,9 @@ BAD = {  # name: (file name, write, extra flags, start of the error after "mc fi
                          "file.data.result[0].values[2]='+Inf'", "finite"),
     "a negative rate": ("q.json", _doc(_set("data/result/0/values/2/1", "-3")), [],
                         "file.data.result[0].values[2]='-3'", ">= 0"),
+    "a series of NaN only": ("q.json", _doc(lambda d: d["data"]["result"][1].update(
+        values=[[v[0], "NaN"] for v in d["data"]["result"][1]["values"]])), [], "file.data.result[1].values='8 x NaN'",
+        "no number"),
     "times back": ("q.json", _doc(_set("data/result/0/values/2/0", EPOCH)), [], "file.data.result[0].values[2]=",
                    "forward"),
     "no card label": ("q.json", _doc(lambda d: d["data"]["result"][0]["metric"].pop("instance")), [],
