@@ -57,6 +57,17 @@ def _two(q: np.ndarray, init_low: np.ndarray, floor: float) -> tuple[float, dict
     return ll, {"m1": m1, "v1": v1, "m2": m2, "v2": v2, "w": w}
 
 
+def precise(x: np.ndarray, err_var: np.ndarray) -> np.ndarray:
+    """(cards,) bool: the cards whose measured quality's own error variance ``err_var``
+    is at most the spread between the cards' ``x`` (the squared scaled median absolute
+    deviation, robust to lemons). A card with a handful of samples says little of the
+    lottery and much of its own noise. Every card where that would leave fewer than two."""
+    x = np.asarray(x, np.float64)
+    spread = (1.4826 * float(np.median(np.abs(x - np.median(x))))) ** 2
+    keep = np.asarray(err_var) <= spread
+    return keep if keep.sum() >= 2 else np.ones(len(x), bool)
+
+
 def fit(q: np.ndarray, err_var: float = 0.0, lemons: bool | None = None) -> dict:
     """``{"mean", "sd", "lemon_rate", "lemon_factor", "lemons": bool}`` from (cards,)
     qualities whose measurement variance is ``err_var`` (``lemon_factor`` NaN when no

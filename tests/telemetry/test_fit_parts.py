@@ -157,3 +157,23 @@ def test_the_noise_bias_is_a_plane_over_the_fitted_dips_that_ignores_wild_draws(
     assert np.abs(dipfit._noise_bias(phi, wild) - fitted).max() < 0.2 * noise_sd
     few = dipfit._noise_bias(phi[:6], log_r[:6])  # too few draws for a plane: their median
     assert np.allclose(few, np.median(log_r[:6]))
+
+
+def test_cards_with_a_handful_of_samples_stay_out_of_the_lottery():
+    """Four of 64 cards that joined two hours before the month's end (3 samples each):
+    their baselines err by ±20%, more than the cards differ, so the lottery is fitted
+    without them (a note names them) and its spread is the other cards' (before, the
+    pooled error term pushed lottery.sd toward 0: 0.027 for a true 0.05 at seed 2).
+    ``mixture.precise`` keeps every card where fewer than two would stay."""
+    e = telemetry.emit(mc.presets.get("golden-idler"), telemetry.Sampling(30.0, 730.0), cards=64, seed=2)
+    f = e.samples
+    late = f["card"].isin([0, 1, 2, 3]) & (f["time"] < 728.0)
+    quick = {"sims": 0, "bootstrap": 0}
+    whole = telemetry.fit(telemetry.from_frame(f[~f["card"].isin([0, 1, 2, 3])]), {"flagship": 7000.0}, **quick)
+    cut = telemetry.fit(telemetry.from_frame(f[~late]), {"flagship": 7000.0}, **quick)
+    assert any(n.startswith("4 of 64 cards left out of the lottery (0, 1, 2, 3)") for n in cut["notes"]), cut["notes"]
+    assert cut["fields"]["lottery.sd"]["value"] == pytest.approx(whole["fields"]["lottery.sd"]["value"], rel=1e-3)  # sigma differs by their 12 samples
+    assert not any("left out" in n for n in whole["notes"])
+    x = np.array([1.0, 1.1, 0.9, 1.05, 0.95])
+    assert mixture.precise(x, np.array([1e-4, 1e-4, 1e-4, 1e-4, 1.0])).tolist() == [True] * 4 + [False]
+    assert mixture.precise(x, np.full(5, 1.0)).all() and mixture.precise(np.ones(5), np.full(5, 1e-9)).all()
