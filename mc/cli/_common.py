@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
-from typing import Any
+from typing import Any, Iterator
 
 from .. import _json
 from ..studies import dispatch
@@ -55,13 +56,18 @@ def cluster_of(args) -> tuple[str | None, str]:
     return value, name
 
 
-def executor_of(given: tuple[str | None, str]) -> Any:
-    """The executor for ``cluster_of``'s value: here, or a connected and checked
-    Ray cluster (Ray is imported only then). Close it when done."""
+@contextlib.contextmanager
+def executor_of(given: tuple[str | None, str]) -> Iterator[Any]:
+    """The executor for ``cluster_of``'s value, closed when the block ends: here, or
+    a connected and checked Ray cluster (Ray is imported only then)."""
     from ..studies import cluster
 
     value, name = given
-    return cluster.executor(value if value is not None else "", name=name)
+    executor = cluster.executor(value if value is not None else "", name=name)
+    try:
+        yield executor
+    finally:
+        executor.close()
 
 
 def print_json(obj: Any) -> None:

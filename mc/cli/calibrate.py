@@ -115,16 +115,13 @@ def run(args) -> int:
     if args.out is not None:
         files.check_output_folder(args.out)
     grid = grid_of(args, scenario)
-    executor = executor_of(cluster)
-    try:
+    with executor_of(cluster) as executor:
         result = cal.calibrate(scenario, grid, objective=args.objective, max_capacity_risk=args.max_capacity_risk,
                                max_wrong=args.max_wrong, max_wrong_mean=args.max_wrong_mean, judge=args.judge,
                                n=args.n, first=args.first, seed=args.seed, chunk=args.chunk,
                                progress=False if args.quiet or args.json else (True if args.progress else None),
                                executor=executor)
         described = executor.describe()
-    finally:
-        executor.close()
     prov = manifest.provenance(scenario=scenario.to_dict(), seed=args.seed, n=args.n, wall_s=round(result.wall_s, 3),
                                **({"cluster": described} if described else {}))
     if args.out:

@@ -27,8 +27,6 @@ BASE = "golden-idler"  # the scenario --out completes when no --base is given
 LAW_TOLERANCE = 0.10
 Z_LAW = 4.0
 FIGURE_FORMATS = (".png", ".pdf")  # mc.telemetry.plot.FORMATS (matplotlib is imported only to draw)
-
-
 EVERY = "*"  # the --rated key of a bare TOK_S: every class of the rows
 
 

@@ -43,15 +43,12 @@ def run(args) -> int:
     sens.check_samples(args.samples, len(ranges))
     out = files.check_output_folder(args.out if args.out is not None
                                     else Path("results") / "sensitivity" / Path(args.scenario).stem)
-    executor = executor_of(cluster)
-    try:
+    with executor_of(cluster) as executor:
         t0 = time.perf_counter()
         result = sens.sensitivity(base, ranges, samples=args.samples, months=args.months, seed=args.seed,
                                   chunk=args.chunk, progress=progress_of(args), executor=executor)
         wall = time.perf_counter() - t0
         described = executor.describe()
-    finally:
-        executor.close()
     rep = result.report()
     sens.save(result, base, out, wall_s=wall, cluster=described)
     if args.json:

@@ -27,14 +27,11 @@ def run(args) -> int:
     talk = not (args.quiet or args.json)
     if talk:
         print(f"{n_points} grid points x {spec.n:,} fleet-months, seed {spec.seed} -> {out}")
-    executor = executor_of(cluster)
-    try:
+    with executor_of(cluster) as executor:
         outcome = sweeps.run(spec, out, chunk=args.chunk, progress=progress_of(args), fresh=args.fresh,
                              desc=Path(args.file).stem, executor=executor,
                              warn=lambda msg: print(f"mc sweep: warning: {msg}", file=sys.stderr))
         described = executor.describe()
-    finally:
-        executor.close()
     if args.json:
         print_json({"sweep": args.file, "grid": list(spec.grid), "n": spec.n, "seed": spec.seed,
                     "points": sweeps.figures_by_point(outcome.table, list(spec.grid)),

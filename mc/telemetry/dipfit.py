@@ -278,8 +278,7 @@ def fit(s: Series, observed: dict, naive: np.ndarray, lottery: Lottery, sigma_ho
     for rnd in range(ROUNDS):
         boxes.append(box.copy())
         phi = _clamp_depths(box[:, 0] + (box[:, 1] - box[:, 0]) * rng.random((sims, 4)))
-        cap = _cap(box)
-        S, _ = run(phi, cap, f"round {rnd + 1} of {ROUNDS}")
+        S, _ = run(phi, _cap(box), f"round {rnd + 1} of {ROUNDS}")
         w, adjusted = _regress(phi, S, s_obs)
         adjusted = _clamp_depths(adjusted)
         if rnd + 1 < ROUNDS:

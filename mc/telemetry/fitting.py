@@ -156,12 +156,13 @@ def fit(s: Series, rated: dict | None = None, *, bootstrap: int = 200, seed: int
                          "cards' mean baseline, so the fitted lottery mean is 1 by construction")
         rated_out[name] = float(r[of][0])
     q = base / r
-    keep = mixture.precise(q, err_rel * q**2)
+    err_q = err_rel * q**2  # (cards,) each q̂'s own error variance
+    keep = mixture.precise(q, err_q)
     if not keep.all():
         ids = ", ".join(map(str, s.cards[~keep][:5])) + (", ..." if (~keep).sum() > 5 else "")
         notes.append(f"{int((~keep).sum())} of {s.n_cards} cards left out of the lottery ({ids}): too few clean "
                      "samples, so their baselines err by more than the cards differ")
-    lot = mixture.fit(q[keep], float(np.mean(err_rel[keep] * q[keep] ** 2)))
+    lot = mixture.fit(q[keep], float(np.mean(err_q[keep])))
     fitted = {"lottery.mean": lot["mean"], "lottery.sd": lot["sd"], "lottery.lemon_rate": lot["lemon_rate"],
               "lottery.lemon_factor": lot["lemon_factor"], "window.sigma_hour": sigma * math.sqrt(s.delta)}
     if not lot["lemons"]:
@@ -193,7 +194,7 @@ def fit(s: Series, rated: dict | None = None, *, bootstrap: int = 200, seed: int
         idx = rng.integers(0, s.n_cards, s.n_cards)
         sig_b = noise.sigma_mle(o["sums"][idx].sum(axis=0)) / (dip_fit["sigma_ratio"]["value"] if dip_fit else 1.0)
         lot_idx = idx[keep[idx]]
-        lot_b = mixture.fit(q[lot_idx], float(np.mean(err_rel[lot_idx] * q[lot_idx] ** 2)), lemons=lot["lemons"])
+        lot_b = mixture.fit(q[lot_idx], float(np.mean(err_q[lot_idx])), lemons=lot["lemons"])
         row = {"lottery.mean": lot_b["mean"], "lottery.sd": lot_b["sd"], "lottery.lemon_rate": lot_b["lemon_rate"],
                "lottery.lemon_factor": lot_b["lemon_factor"], "window.sigma_hour": sig_b * math.sqrt(s.delta)}
         for f in row:
