@@ -16,16 +16,22 @@ from typing import Any
 from ..buy import Procurement
 from ..buy import plan as buy_plan
 from ..buy.catalogue import CHIP_NAMES, CHIPS, MODELS
+from .._fields import declarations
 from ..fleet import Eviction, policies
+from ..fleet.swing import Swing
+from ..fleet.wander import Wander
+from ..fleet.window import Window
 from ..fleet import scenario as fleet_scenario
 from ..units import HOURS
 
 PRESET = ("", "a preset to start from; every field not written comes from it")
 
-WINDOW = {
-    "hours": ("h", "window W the cards are scored on"),
-    "sigma_hour": ("share", "score error (1 sd) of an hour's window"),
-}
+def declared_docs(cls) -> dict[str, tuple[str, str]]:
+    """``{field: (unit, meaning)}`` of a section from its fields' declarations."""
+    return {name: (d.unit, d.doc) for name, d in declarations(cls).items()}
+
+
+WINDOW = declared_docs(Window)
 
 
 
@@ -153,6 +159,8 @@ FLEET: dict[str, dict[str, tuple[str, str]]] = {
     "demand": DEMAND,
     "lottery": LOTTERY,
     "dips": DIPS,
+    "wander": declared_docs(Wander),
+    "swing": declared_docs(Swing),
     "checks": CHECKS,
     "autoscaler": AUTOSCALER,
 }

@@ -26,10 +26,12 @@ from .lottery import Lottery
 from .pool import CLASSES, PRICES, CardClass, Pool, card_class, entry_price, hardware_card, slo_card
 from .rounds import Autoscaler
 from .runset import check_mode
+from .swing import Swing
+from .wander import Wander
 from .window import Window
 
 SECTIONS = {"window": Window, "eviction": Eviction, "demand": Demand, "lottery": Lottery,
-            "dips": Dips, "checks": Checks}
+            "dips": Dips, "wander": Wander, "swing": Swing, "checks": Checks}
 # Sections present only when given: a scenario with ``[autoscaler]`` is a SPEC §6 month.
 OPTIONAL = {"autoscaler": Autoscaler}
 
@@ -47,6 +49,8 @@ class Scenario:
     demand: Demand = dataclasses.field(default_factory=Demand)
     lottery: Lottery = dataclasses.field(default_factory=Lottery)
     dips: Dips = dataclasses.field(default_factory=Dips)
+    wander: Wander = dataclasses.field(default_factory=Wander)
+    swing: Swing = dataclasses.field(default_factory=Swing)
     checks: Checks = dataclasses.field(default_factory=Checks)
     autoscaler: Autoscaler | None = None
     # Derived on the host in float64, so counts and cents are exact:
@@ -63,6 +67,10 @@ class Scenario:
         for name, cls in OPTIONAL.items():
             if getattr(self, name) is not None and not isinstance(getattr(self, name), cls):
                 v.fail(name, getattr(self, name), f"must be a {cls.__name__} or absent")
+        for field, value in (("wander.sd", self.wander.sd), ("swing.diurnal", self.swing.diurnal),
+                             ("swing.sd", self.swing.sd), ("window.common_hour", self.window.common_hour)):
+            if value != 0:  # SPEC §1.4.1 is declared but not yet in the month
+                v.fail(field, value, "must be 0 (wander and swing are not yet simulated)")
         limits.check_money(self.pool, self.eviction.churn)
         limits.check_floats(self.pool, self.lottery, self.window, self.demand)
         set_field(self, "evict_limit", self.eviction.limit(self.pool.size))

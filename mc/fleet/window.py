@@ -7,7 +7,8 @@ import jax.numpy as jnp
 
 from .. import _validate as v
 from ..kernels import NORMAL_MAX, normal, overlap, tree_sum
-from .._pytree import pytree_dataclass, set_field
+from .._fields import check_fields, declare
+from .._pytree import pytree_dataclass
 from .dips import CardDips
 
 NAMED = {"hour": 1.0, "day": 24.0, "week": 168.0}
@@ -21,16 +22,23 @@ def hours(value) -> float:
     return v.number("window.hours", value, lo=0.0, lo_open=True, hi=1e6)
 
 
+def _hours(field: str, value):
+    return hours(value)
+
+
 @pytree_dataclass
 class Window:
-    """A window of ``hours`` before the month; an hour window errs by ``sigma_hour``."""
+    """A window of ``hours`` before the month; an hour window errs by ``sigma_hour`` per
+    card, and by ``common_hour`` shared by every card scored on it (SPEC §1.4.1)."""
 
-    hours: float = 168.0
-    sigma_hour: float = 0.25
+    hours: float = declare(168.0, lo=0.0, lo_open=True, hi=1e6, unit="h", parse=_hours,
+                           doc="window W the cards are scored on")
+    sigma_hour: float = declare(0.25, lo=0.0, unit="share", doc="score error (1 sd) of an hour's window")
+    common_hour: float = declare(0.0, lo=0.0, hi=1.0, unit="share",
+                                 doc="score error (1 sd) of an hour's window shared by every card")
 
     def __post_init__(self):
-        set_field(self, "hours", hours(self.hours))
-        set_field(self, "sigma_hour", v.nonneg("window.sigma_hour", self.sigma_hour))
+        check_fields(self, "window")
 
 
 def max_gain(p: Window) -> float:

@@ -59,7 +59,10 @@ def _around(lo, hi):
 
 PLAUSIBLE = {
     "window.hours": st.one_of(_around(0.0, 400.0), st.sampled_from(["hour", "day", "week", 2.0**-126])),
-    "window.sigma_hour": _around(0.0, 2.0),
+    "window.sigma_hour": _around(0.0, 2.0), "window.common_hour": _around(0.0, 0.5),
+    "wander.sd": _around(0.0, 0.2), "wander.hours": _around(0.0, 1000.0),
+    "swing.diurnal": _around(0.0, 0.5), "swing.hot_hour": _around(0.0, 24.0), "swing.start_hour": _around(0.0, 24.0),
+    "swing.sd": _around(0.0, 0.2), "swing.hours": _around(0.0, 1000.0),
     "eviction.policy": st.sampled_from(mc.fleet.policies.names()),
     "eviction.share": _around(0.0, 1.0), "eviction.theta": _around(0.0, 2.0),
     "eviction.max_share": _around(0.0, 1.0), "eviction.k": _around(0.0, 5.0), "eviction.floor": _around(0.0, 1.5),
