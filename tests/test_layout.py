@@ -15,7 +15,7 @@ PKG = ROOT / "mc"
 # Lowest first; a module may import its own layer and the layers below it.
 LAYERS = [
     ("mc._validate", "mc._version", "mc.units", "mc._json"),
-    ("mc._pytree",),
+    ("mc._pytree", "mc._fields"),
     ("mc.kernels",),
     ("mc.engine",),
     ("mc.serving",),
