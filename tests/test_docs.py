@@ -1,5 +1,6 @@
 """The README and the guides say what the code does: every shell block of README.md
-runs, and every relative link and anchor in README.md and docs/**/*.md resolves.
+runs (and every ``console`` block of docs/**/*.md, whose output is shown), and every
+relative link and anchor in README.md and docs/**/*.md resolves.
 
 Shell blocks are fenced ``sh``, ``bash`` or ``console``:
 
@@ -15,7 +16,7 @@ Shell blocks are fenced ``sh``, ``bash`` or ``console``:
 
 Commands run in a temporary folder that holds a link to ``examples/``, so what they
 write stays there. The links are checked in the fast tier (no JAX, milliseconds); the
-commands in the full tier (about a minute).
+commands in the full tier (about 40 CPU-seconds).
 """
 from __future__ import annotations
 
@@ -193,44 +194,53 @@ def argv(command: str) -> list[str] | None:
                          f"mark it '{SKIP} REASON' or change it")
 
 
-def printed_in_order(expected: list[str], got: list[str]) -> str | None:
-    """The first expected line not found (after the previous one) in ``got``."""
-    at = 0
+def printed_in_order(expected: list[str], *streams: list[str]) -> str | None:
+    """The first expected line not found in any of ``streams`` (stdout, stderr) after
+    the line last found in that stream: each stream keeps its own order, since a
+    terminal interleaves them as the process flushes."""
+    at = [0] * len(streams)
     for want in expected:
         if not want.strip() or want.strip() == "...":
             continue
-        try:
-            at = got.index(want, at) + 1
-        except ValueError:
+        for k, got in enumerate(streams):
+            if want in got[at[k]:]:
+                at[k] = got.index(want, at[k]) + 1
+                break
+        else:
             return want
     return None
 
 
-README_COMMANDS = list(commands(README.read_text(encoding="utf-8")))
+README_COMMANDS = [("README.md", *c) for c in commands(README.read_text(encoding="utf-8"))]
+# The guides' console blocks are shown output too: they run as well (their sh blocks
+# are recipes for the reader's own files and services, and are not run).
+GUIDE_COMMANDS = [(str(p.relative_to(ROOT)), *c) for p in DOCS if p != README
+                  for c in commands(p.read_text(encoding="utf-8")) if c[2] is not None]
 
 
 def test_readme_has_commands():
-    run = [c for _, c, _, r in README_COMMANDS if r is None and argv(c) is not None]
+    run = [c for _, _, c, _, r in README_COMMANDS if r is None and argv(c) is not None]
     assert len(run) >= 3, run
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("n, command, expected, reason", README_COMMANDS, ids=[f"README:{c[0]}" for c in README_COMMANDS])
-def test_readme_command_runs(n, command, expected, reason, tmp_path):
+@pytest.mark.parametrize("doc, n, command, expected, reason", README_COMMANDS + GUIDE_COMMANDS,
+                         ids=[f"{c[0]}:{c[1]}" for c in README_COMMANDS + GUIDE_COMMANDS])
+def test_shown_command_runs(doc, n, command, expected, reason, tmp_path):
     if reason is not None:
-        pytest.skip(f"README.md:{n}: {reason}")
+        pytest.skip(f"{doc}:{n}: {reason}")
     args = argv(command)
     if args is None:
-        pytest.skip(f"README.md:{n}: {command!r} sets up or runs the tests")
+        pytest.skip(f"{doc}:{n}: {command!r} sets up or runs the tests")
     (tmp_path / "examples").symlink_to(ROOT / "examples")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
     p = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
-    assert p.returncode == 0, f"README.md:{n}: {command}\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}"
+    assert p.returncode == 0, f"{doc}:{n}: {command}\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}"
     if expected:
-        got = [line.rstrip() for line in (p.stdout + p.stderr).splitlines()]
-        missing = printed_in_order(expected, got)
-        assert missing is None, f"README.md:{n}: {command}\nshown but not printed: {missing!r}\nprinted:\n" + \
-            "\n".join(got[:60])
+        out, err = ([line.rstrip() for line in t.splitlines()] for t in (p.stdout, p.stderr))
+        missing = printed_in_order(expected, out, err)
+        assert missing is None, f"{doc}:{n}: {command}\nshown but not printed: {missing!r}\nprinted:\n" + \
+            "\n".join(out[:40] + err[:20])
 
 
 def test_console_blocks_are_read_and_checked():
@@ -246,3 +256,4 @@ def test_console_blocks_are_read_and_checked():
     assert printed_in_order(got[0][2], ["x", "seats   12", "y", "batch   4"]) is None
     assert printed_in_order(got[0][2], ["batch   4", "seats   12"]) == "batch   4"
     assert printed_in_order(got[0][2], ["seats   13", "batch   4"]) == "seats   12"
+    assert printed_in_order(got[0][2], ["batch   4"], ["seats   12"]) is None  # stdout and stderr
