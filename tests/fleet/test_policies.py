@@ -17,7 +17,8 @@ import mc
 from conftest import one_fast
 from mc.cli import main
 from mc.fleet import eviction, policies
-from mc.fleet.policies import Cards, NumpyCards, Policy, cap_param, param, rule
+from mc.fleet.policies import Cards, NumpyCards, Policy, cap_param, declare, rule
+from mc.fleet.policies.base import has_numpy_twin
 from mc.studies import calibrate as cal
 
 _evict = jax.jit(eviction.evict)
@@ -296,13 +297,10 @@ def test_mc_calibrate_help_lists_every_rules_fields(capsys):
 class Struck(Policy):
     """A rule of the test's own: below ``line`` × rated after a strike already."""
 
-    line: float = param(0.9, lo=0.0, hi=2.0, lo_open=True, unit="× rated", doc="line for a struck card")
+    line: float = declare(0.9, lo=0.0, hi=2.0, lo_open=True, unit="× rated", doc="line for a struck card")
     max_share: float = cap_param()
 
-    def mark(self, cards: Cards) -> jax.Array:
-        return (cards.rel < self.line) | (cards.strikes > 0) & (cards.served > 0)
-
-    def mark_numpy(self, cards: NumpyCards) -> np.ndarray:
+    def mark(self, cards: Cards):
         return (cards.rel < cards.const(self.line)) | (cards.strikes > 0) & (cards.served > 0)
 
 
@@ -324,7 +322,7 @@ def test_a_registered_rule_works_everywhere(monkeypatch, capsys):
 
 
 def test_a_rule_must_declare_its_fields():
-    with pytest.raises(TypeError, match="param"):
+    with pytest.raises(TypeError, match="declare"):
         @rule("bad")
         class Bad(Policy):
             x: float = 1.0
@@ -332,9 +330,48 @@ def test_a_rule_must_declare_its_fields():
 
             def mark(self, cards):
                 return cards.rel < self.x
+    with pytest.raises(TypeError, match="must be a number declared with declare"):
+        @rule("bad")
+        class Flagged(Policy):
+            x: bool = declare(True, kind="flag")
+            max_share: float = cap_param()
 
-            def mark_numpy(self, cards):
-                return cards.rel < self.x
+            def mark(self, cards):
+                return cards.rel < 1
+
+
+def test_the_earlier_names_of_a_rules_declaration_are_refused_naming_the_new():
+    with pytest.raises(ImportError, match="param is now mc.fleet.policies.declare"):
+        from mc.fleet.policies import param  # noqa: F401
+    with pytest.raises(ImportError, match="Param is now mc.fleet.policies.Field"):
+        from mc.fleet.policies import Param  # noqa: F401
+
+
+# -- one mark, JAX and NumPy ---------------------------------------------------------------
+
+def test_one_mark_runs_under_jax_and_numpy():
+    """Each built-in rule is written once over ``cards.xp``: over NumPy cards its
+    ``mark`` gives NumPy marks (no twin of its own), and a rule that calls
+    ``jax.numpy`` itself is refused by the NumPy month in one line naming ``cards.xp``."""
+    assert Cards.xp is jnp and NumpyCards.xp is np
+    rel = np.array([[1.0, 0.5, 0.99, 1.01]], np.float32)
+    cards = NumpyCards(rel=rel, score=rel, rated=np.ones_like(rel), eligible=np.ones(rel.shape, bool),
+                       served=np.zeros_like(rel), strikes=np.zeros(rel.shape, np.int32), limit=2)
+    for cls in policies.BUILTINS:
+        assert not has_numpy_twin(cls)
+        out = cls().mark_numpy(cards)
+        assert isinstance(out, np.ndarray) and out.dtype == np.bool_ and out.shape == rel.shape
+
+    @rule("jaxonly")
+    class JaxOnly(Policy):
+        max_share: float = cap_param()
+
+        def mark(self, cards):
+            return jnp.abs(cards.rel) < 0.9
+
+    policies.check(JaxOnly)  # the JAX months run it
+    with pytest.raises(mc.ParamError, match=r"eviction.policy='jaxonly': has no NumPy twin.*returns Array.*cards.xp"):
+        JaxOnly().mark_numpy(cards)
 
 
 # -- results unchanged from before rules were values ---------------------------------------
