@@ -152,13 +152,14 @@ def file_marks(kind: str, raw: dict, data: dict) -> set[str]:
     return out
 
 
-def load_scenario(spec: str, command: str):
+def load_scenario(spec: str, command: str, quiet: bool = False):
     """``files.scenario(spec)``, each warning met on the way (a request log too
-    short to tile, used as its mean) printed as one line on stderr."""
+    short to tile, used as its mean) printed as one line on stderr; none when
+    ``quiet`` (``--quiet``: nothing on stderr but errors)."""
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         scenario = files.scenario(spec)
-    for w in seen:
+    for w in seen if not quiet else ():
         print(f"mc {command}: warning: {w.message}", file=sys.stderr)
     return scenario
 
