@@ -26,7 +26,7 @@ HEADER = {
 }
 COMMENTS = "Each comment: unit; meaning, and (default X) where the value is not the default."
 MARKS = "set: the file (or preset) sets the value; default: filled in from the field's default."
-PER_CHIP = ("owned", "rent_cap", "price_month", "prices", "price_hour", "slots")
+PER_CHIP = ("owned", "rent_cap", "price_month", "price_hour", "slots")
 
 
 def run(args) -> int:
@@ -131,14 +131,14 @@ def preset_marks(kind: str, data: dict) -> set[str]:
 def file_marks(kind: str, raw: dict, data: dict) -> set[str]:
     """The fields a file sets: the keys its raw TOML holds, under the names ``mc
     show`` prints them (a trace_csv sets the trace, a log its sha256, a price_hour
-    or prices table the price_month, a chip's other names the chip), and what its
+    table the price_month, a chip's other names the chip), and what its
     ``preset`` sets, which is every value of ``data`` (the file read) that is not
     the default (``preset_marks``): a file without a preset sets nothing else."""
     out = preset_marks(kind, data)
     for name in fielddocs.flatten(raw):
         section, _, field = name.partition(".")
         if kind == "buy" and field and section in PER_CHIP:
-            section = "price_month" if section in ("prices", "price_hour") else section
+            section = "price_month" if section == "price_hour" else section
             try:
                 field = chip_name(field)
             except v.ParamError:
