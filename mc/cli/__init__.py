@@ -189,13 +189,19 @@ class _compile_notices:
 @contextlib.contextmanager
 def _warnings_of(args):
     """A warning the command meets is one stderr line, ``mc CMD: warning: ...``
-    (as Python's filters let it through: once per place); with ``--quiet``, nothing
+    (as Python's filters let it through, each message once); with ``--quiet``, nothing
     on stderr but errors: no warning (the commands' own lines are theirs to leave
     out) and no library's log below an error."""
     if not getattr(args, "quiet", False):
+        shown: set[str] = set()
+
+        def show(message, *_, **__) -> None:
+            if str(message) not in shown:
+                shown.add(str(message))
+                print(f"mc {args.command}: warning: {message}", file=sys.stderr)
+
         with warnings.catch_warnings():
-            warnings.showwarning = lambda message, *_, **__: print(f"mc {args.command}: warning: {message}",
-                                                                   file=sys.stderr)
+            warnings.showwarning = show
             yield
         return
     with warnings.catch_warnings():

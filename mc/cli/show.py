@@ -3,7 +3,6 @@ in) as a complete TOML file to start from, each field with its unit and meaning.
 
 from __future__ import annotations
 
-import sys
 import warnings
 
 import numpy as np
@@ -40,7 +39,7 @@ def run(args) -> int:
         raw = files.read_toml(name)
         kind = file_kind(raw)
         if kind == "fleet":
-            scenario = load_scenario(name, "show")
+            scenario = load_scenario(name)
         else:
             data = files.load_procurement(name).to_dict()
     else:
@@ -152,15 +151,16 @@ def file_marks(kind: str, raw: dict, data: dict) -> set[str]:
     return out
 
 
-def load_scenario(spec: str, command: str, quiet: bool = False):
+def load_scenario(spec: str, quiet: bool = False):
     """``files.scenario(spec)``, each warning met on the way (a request log too
-    short to tile, used as its mean) printed as one line on stderr; none when
-    ``quiet`` (``--quiet``: nothing on stderr but errors)."""
+    short to tile, used as its mean) shown as the command shows warnings (one line
+    on stderr, each message once: ``mc.cli.main``); none when ``quiet`` (``--quiet``:
+    nothing on stderr but errors)."""
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         scenario = files.scenario(spec)
     for w in seen if not quiet else ():
-        print(f"mc {command}: warning: {w.message}", file=sys.stderr)
+        warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     return scenario
 
 
