@@ -58,6 +58,12 @@ def check(field: str, expr: Any, columns: Iterable[str]) -> str:
     return expr
 
 
+def outputs(scenario: Any) -> tuple[str, ...]:
+    """The per-month columns a scenario's month has: §6's with an ``[autoscaler]``,
+    else §1's."""
+    return autoscaler.OUTPUTS if scenario.autoscaler is not None else month.OUTPUTS
+
+
 def evaluate(field: str, expr: str, frame: Any) -> np.ndarray:
     """(months,) float64: ``expr`` (``check``ed against ``frame``'s columns first)
     evaluated over ``frame``, one row per month; a one-line error where it cannot be."""
@@ -85,4 +91,4 @@ def _what(node: ast.AST) -> str:
     return f"{kind} ({ast.unparse(node)})"
 
 
-__all__ = ["ALLOWED", "FUNCTIONS", "OUTPUTS", "check", "evaluate"]
+__all__ = ["ALLOWED", "FUNCTIONS", "OUTPUTS", "check", "evaluate", "outputs"]

@@ -197,6 +197,8 @@ def points(sweep: Sweep) -> list[Point]:
         values = dict(zip(fields, combo))
         try:
             scenario = sweep.base.replace(values)
+            for name, expr in sweep.derive.items():  # a column the point's month has
+                derive.check(f"derive.{name}", expr, derive.outputs(scenario))
         except v.ParamError as err:
             raise v.ParamError(f"grid point {index} {describe_point(values)}: {err}") from None
         labels = {f: label(scenario, f) for f in fields}

@@ -534,6 +534,13 @@ def test_a_derive_expression_is_checked_before_it_runs(expr, says, tmp_path, cap
     assert not (tmp_path / "o").exists()
 
 
+def test_a_derive_column_the_point_s_month_lacks_names_the_point(tmp_path, capsys):
+    (tmp_path / "s.toml").write_text(SWEEP + '[derive]\nx = "lemons_end / 2"\n')  # §6's column, a §1 month
+    err = one_line_exit_2(["sweep", str(tmp_path / "s.toml"), "--out", str(tmp_path / "o")], capsys)
+    assert err.startswith("mc sweep: error: grid point 0 {window.hours=24}: derive.x='lemons_end / 2': names "
+                          "lemons_end, which is no output's column"), err
+
+
 def test_a_derive_expression_of_columns_numbers_and_functions_runs():
     from mc.studies import derive
 
