@@ -97,6 +97,7 @@ def check(cls: type[Policy]) -> None:
         fail(f"mark and {'mark_numpy' if twin else 'its run over NumPy cards'} disagree (pool {bad[0][0]}, "
              f"card {bad[0][1]} of the probe)")
 
+
 def _shape(fail, what: str, out: Any, shape: tuple) -> None:
     if not are_marks(out, shape):
         fail(f"{what} must return a {shape} bool JAX array (one mark per card), not {described(out)}")
