@@ -1,6 +1,6 @@
 """A plain NumPy reference for buying the fleet (SPEC §4), written from the spec.
 
-It shares nothing with ``mc.procurement`` but the draws: given the same standard
+It shares nothing with ``mc.buy`` but the draws: given the same standard
 normals and uniforms, it rebuilds the catalogue, sizes the rented cards, serves
 each hour owned → rented → API in float64, and bills in integer cents.
 """

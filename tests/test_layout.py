@@ -140,3 +140,21 @@ def test_packages_declare_all(name):
     module = __import__(name, fromlist=["__all__"])
     for public in module.__all__:
         assert hasattr(module, public), (name, public)
+
+
+def test_the_face_is_what_a_user_calls():
+    """``mc.__all__`` names what a user calls; the internals are reachable by their
+    packages but not listed, and the package's earlier names are one-line errors."""
+    import mc
+
+    assert not {"kernels", "engine", "numpy_month", "procurement", "procurement_presets"} & set(mc.__all__)
+    assert {"load_scenario", "simulate", "sweep", "calibrate", "sensitivity", "buy", "card", "simulate_latency",
+            "telemetry", "fit", "emit", "rule", "Policy", "declare"} <= set(mc.__all__)
+    assert len(mc.__all__) == len(set(mc.__all__)) and all(hasattr(mc, name) for name in mc.__all__)
+    import mc.engine
+    import mc.kernels
+    import mc.studies.numpy_month  # noqa: F401  reachable by their packages
+    for old, new in (("procurement", "mc.buy"), ("procurement_presets", "mc.buy.presets"),
+                     ("numpy_month", "mc.studies.numpy_month")):
+        with pytest.raises(AttributeError, match=f"^mc.{old} is now {new}$"):
+            getattr(mc, old)

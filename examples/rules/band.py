@@ -14,30 +14,30 @@ high line to go; a single noisy round spares it. In a single-decision month (no
 autoscaler) no card has strikes and the rule is the low line alone.
 
 The contract (see docs/model.md, "Your own eviction rule"): a class made with
-``@rule("name")`` that subclasses ``Policy``; each field declared with ``param`` (a
+``@rule("name")`` that subclasses ``Policy``; each field declared with ``declare`` (a
 default, a range, a unit, a meaning, and the values ``mc calibrate`` tries when no grid
 is given); ``mark`` takes the cards of one pool (``cards.rel``, ``score``, ``rated``,
 ``eligible``, ``served``, ``strikes``, each (pool,)) and returns a (pool,) bool array
-built with ``jax.numpy`` only — no Python ``if`` on a card's value, no NumPy, no side
-effects — so that it compiles once and runs over millions of pools. ``mark_numpy``, its
-NumPy twin over any leading batch axes, is optional: mc checks it agrees with ``mark``
-and uses it in its references. The package keeps at most ``max_share`` of the pool of
-what ``mark`` marks (lowest relative score first) and only marks on eligible cards.
+built with array operations only — no Python ``if`` on a card's value, no side effects —
+so that it compiles once and runs over millions of pools. Written with ``cards.xp`` (the
+cards' array namespace: ``jax.numpy`` in a month, ``numpy`` in mc's references and NumPy
+month) rather than ``jax.numpy``, the same ``mark`` runs in both, and mc checks that the
+two agree; a rule that cannot be written so may define ``mark_numpy``, its NumPy twin.
+The package keeps at most ``max_share`` of the pool of what ``mark`` marks (lowest
+relative score first) and only marks on eligible cards.
 """
 
-import numpy as np
-
-from mc.fleet.policies import Policy, cap_param, param, rule
+from mc.fleet.policies import Policy, cap_param, declare, rule
 
 
 @rule("band")
 class Band(Policy):
     """Evict below ``low`` × median; a marked card stays marked until above ``high`` × median."""
 
-    low: float = param(0.85, lo=0.0, hi=1.5, lo_open=True, unit="× median",
-                       doc="mark a card below low × the median relative score", grid=(0.7, 0.8, 0.85, 0.9))
-    high: float = param(0.95, lo=0.0, hi=1.5, lo_open=True, unit="× median",
-                        doc="a marked card stays marked until above high × the median", grid=(0.9, 0.95, 1.0))
+    low: float = declare(0.85, lo=0.0, hi=1.5, lo_open=True, unit="× median",
+                         doc="mark a card below low × the median relative score", grid=(0.7, 0.8, 0.85, 0.9))
+    high: float = declare(0.95, lo=0.0, hi=1.5, lo_open=True, unit="× median",
+                          doc="a marked card stays marked until above high × the median", grid=(0.9, 0.95, 1.0))
     max_share: float = cap_param()
 
     def __post_init__(self):
@@ -51,8 +51,3 @@ class Band(Policy):
         held = (cards.strikes > 0) & (cards.rel < cards.const(self.high) * mid)
         return below | held
 
-    def mark_numpy(self, cards):
-        mid = cards.median(cards.rel)
-        below = cards.rel < cards.const(self.low) * mid
-        held = (np.asarray(cards.strikes) > 0) & (cards.rel < cards.const(self.high) * mid)
-        return below | held

@@ -23,6 +23,7 @@ from .._pytree import fields_dict, pytree_dataclass, section, set_field
 from ..fleet.demand import Demand
 from ..fleet.demand import profile as demand_profile
 from ..fleet.lottery import Lottery
+from ..fleet.pool import renamed
 from ..units import HOURS, SECONDS
 from .catalogue import CHIP_NAMES, CHIPS, MODELS, RENT_PREMIUM, BuyModel, Chip, buy_model, chip_name, rent_to_fill
 
@@ -220,6 +221,7 @@ class Procurement:
         v.instance("data", data, Mapping, "a dict of procurement fields (the TOML layout)")
         v.instance("base", base, (Procurement, type(None)), "a Procurement or None")
         known = [PRICES[0] if f.name == "prices" else f.name for f in dataclasses.fields(cls) if f.init] + list(PRICES[1:])
+        renamed(data, "", RENAMED)
         for key in data:
             if key not in known:
                 v.fail(key, data[key], "is not a procurement field; known: " + ", ".join(known))
@@ -237,8 +239,10 @@ class Procurement:
 
 
 # The owned card-month prices per chip, by the names a pool entry's price takes:
-# $ per card-month (``prices`` is its older name) or $ per card-hour (× 730 h).
-PRICES = ("price_month", "price_hour", "prices")
+# $ per card-month or $ per card-hour (× 730 h); ``prices``, the first's older name,
+# is refused naming it.
+PRICES = ("price_month", "price_hour")
+RENAMED = {"prices": "price_month"}
 
 
 def _month_prices(data: Mapping[str, Any]) -> dict:
@@ -246,15 +250,13 @@ def _month_prices(data: Mapping[str, Any]) -> dict:
     data = dict(data)
     given = [k for k in PRICES if k in data]
     if len(given) > 1:
-        v.fail("prices", {k: data[k] for k in given}, "give one table of prices: price_month ($ per owned "
+        v.fail("price_month", {k: data[k] for k in given}, "give one table of prices: price_month ($ per owned "
                "card-month) or price_hour ($ per card-hour, 730 hours a month)")
     if given == ["price_hour"]:
         table = data.pop("price_hour")
         if not isinstance(table, Mapping):
             v.fail("price_hour", table, "must be a table of chip = $ per card-hour")
         data["price_month"] = {c: v.positive(f"price_hour.{c}", x) * HOURS for c, x in table.items()}
-    elif given == ["prices"]:
-        data["price_month"] = data.pop("prices")
     if given and given != ["price_hour"]:  # $ per card-month, checked under the name given
         table = data["price_month"]
         if not isinstance(table, Mapping):

@@ -4,11 +4,14 @@ exposes ``register(subparsers)``, which adds its parser with ``func`` set."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import importlib
+import logging
 import os
 import subprocess
 import sys
+import warnings
 
 from .. import _validate as v
 from .._validate import ParamError
@@ -183,6 +186,33 @@ class _compile_notices:
         return False
 
 
+@contextlib.contextmanager
+def _warnings_of(args):
+    """A warning the command meets is one stderr line, ``mc CMD: warning: ...``
+    (as Python's filters let it through, each message once); with ``--quiet``, nothing
+    on stderr but errors: no warning (the commands' own lines are theirs to leave
+    out) and no library's log below an error."""
+    if not getattr(args, "quiet", False):
+        shown: set[str] = set()
+
+        def show(message, *_, **__) -> None:
+            if str(message) not in shown:
+                shown.add(str(message))
+                print(f"mc {args.command}: warning: {message}", file=sys.stderr)
+
+        with warnings.catch_warnings():
+            warnings.showwarning = show
+            yield
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        logging.disable(logging.WARNING)
+        try:
+            yield
+        finally:
+            logging.disable(logging.NOTSET)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -190,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     _keep_undecodable_bytes()
     try:
         check_backend(args)
-        with _compile_notices(args):
+        with _compile_notices(args), _warnings_of(args):
             return int(args.func(args) or 0)
     except ParamError as err:
         print(f"mc {args.command}: error: {err}", file=sys.stderr)

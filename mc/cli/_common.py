@@ -8,6 +8,7 @@ import os
 from typing import Any, Iterator
 
 from .. import _json
+from .. import _validate as v
 from ..studies import dispatch
 
 
@@ -47,9 +48,12 @@ def add_cluster(p: argparse.ArgumentParser, what: str) -> None:
 
 
 def cluster_of(args) -> tuple[str | None, str]:
-    """``(value, name)`` of ``--cluster``, else of ``MC_CLUSTER``; checked where it
-    enters (one line naming it, exit 2)."""
+    """``(value, name)`` of ``--cluster``, else of ``MC_CLUSTER`` (unset or empty:
+    here); checked where it enters (one line naming it, exit 2), an empty
+    ``--cluster`` too."""
     value, name = getattr(args, "cluster", None), "--cluster"
+    if value is not None and not value.strip():  # an unset variable in a script: not "here" without a word
+        v.fail(name, value, f"is empty; allowed: {dispatch.ALLOWED} (leave --cluster out to run here)")
     if value is None and os.environ.get(dispatch.ENV):
         value, name = os.environ[dispatch.ENV], dispatch.ENV
     dispatch.parse(value, name)

@@ -113,7 +113,7 @@ def _check(args) -> tuple:
     if args.base is not None and args.out is None:
         v.fail("base", args.base, "needs --out FILE.toml (the base is the scenario the fitted fields complete)")
     out = files.check_output(args.out, (".toml",)) if args.out is not None else None
-    base = load_scenario(args.base or BASE, "fit") if out is not None else None
+    base = load_scenario(args.base or BASE, args.quiet) if out is not None else None
     return rated, columns, bootstrap, sims, seed, out, base
 
 

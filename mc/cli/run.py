@@ -53,7 +53,7 @@ def init_distributed(args) -> None:
 
 
 def run(args) -> int:
-    scenario = load_scenario(args.scenario, "run")
+    scenario = load_scenario(args.scenario, args.quiet)
     if args.out is not None:
         files.check_output(args.out)  # before the simulation, not after it
     init_distributed(args)

@@ -3,7 +3,6 @@ in) as a complete TOML file to start from, each field with its unit and meaning.
 
 from __future__ import annotations
 
-import sys
 import warnings
 
 import numpy as np
@@ -26,7 +25,7 @@ HEADER = {
 }
 COMMENTS = "Each comment: unit; meaning, and (default X) where the value is not the default."
 MARKS = "set: the file (or preset) sets the value; default: filled in from the field's default."
-PER_CHIP = ("owned", "rent_cap", "price_month", "prices", "price_hour", "slots")
+PER_CHIP = ("owned", "rent_cap", "price_month", "price_hour", "slots")
 
 
 def run(args) -> int:
@@ -40,7 +39,7 @@ def run(args) -> int:
         raw = files.read_toml(name)
         kind = file_kind(raw)
         if kind == "fleet":
-            scenario = load_scenario(name, "show")
+            scenario = load_scenario(name)
         else:
             data = files.load_procurement(name).to_dict()
     else:
@@ -131,14 +130,14 @@ def preset_marks(kind: str, data: dict) -> set[str]:
 def file_marks(kind: str, raw: dict, data: dict) -> set[str]:
     """The fields a file sets: the keys its raw TOML holds, under the names ``mc
     show`` prints them (a trace_csv sets the trace, a log its sha256, a price_hour
-    or prices table the price_month, a chip's other names the chip), and what its
+    table the price_month, a chip's other names the chip), and what its
     ``preset`` sets, which is every value of ``data`` (the file read) that is not
     the default (``preset_marks``): a file without a preset sets nothing else."""
     out = preset_marks(kind, data)
     for name in fielddocs.flatten(raw):
         section, _, field = name.partition(".")
         if kind == "buy" and field and section in PER_CHIP:
-            section = "price_month" if section in ("prices", "price_hour") else section
+            section = "price_month" if section == "price_hour" else section
             try:
                 field = chip_name(field)
             except v.ParamError:
@@ -152,14 +151,16 @@ def file_marks(kind: str, raw: dict, data: dict) -> set[str]:
     return out
 
 
-def load_scenario(spec: str, command: str):
+def load_scenario(spec: str, quiet: bool = False):
     """``files.scenario(spec)``, each warning met on the way (a request log too
-    short to tile, used as its mean) printed as one line on stderr."""
+    short to tile, used as its mean) shown as the command shows warnings (one line
+    on stderr, each message once: ``mc.cli.main``); none when ``quiet`` (``--quiet``:
+    nothing on stderr but errors)."""
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         scenario = files.scenario(spec)
-    for w in seen:
-        print(f"mc {command}: warning: {w.message}", file=sys.stderr)
+    for w in seen if not quiet else ():
+        warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     return scenario
 
 

@@ -30,7 +30,7 @@ def run(args) -> int:
     with executor_of(cluster) as executor:
         outcome = sweeps.run(spec, out, chunk=args.chunk, progress=progress_of(args), fresh=args.fresh,
                              desc=Path(args.file).stem, executor=executor,
-                             warn=lambda msg: print(f"mc sweep: warning: {msg}", file=sys.stderr))
+                             warn=lambda msg: args.quiet or print(f"mc sweep: warning: {msg}", file=sys.stderr))
         described = executor.describe()
     if args.json:
         print_json({"sweep": args.file, "grid": list(spec.grid), "n": spec.n, "seed": spec.seed,

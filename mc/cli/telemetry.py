@@ -24,7 +24,7 @@ SEEDING = "card i uses fold_in(key(seed), i)"
 def _check(args) -> tuple:
     """Every input, before anything runs: the scenario, sampling, cards, seed,
     chunk and the output paths (one-line errors naming the flag)."""
-    scenario = load_scenario(args.scenario, "telemetry")
+    scenario = load_scenario(args.scenario, args.quiet)
     sampling = telemetry.Sampling(args.every, args.hours)
     blocks = telemetry.layout(scenario.pool, args.cards)
     n = sum(count for _, _, count in blocks)

@@ -125,7 +125,6 @@ POOL_ENTRY = {
     "name": ("", "the class's name in reports"),
     "rated": ("tok/s", "rated rate r"),
     "price_month": ("$ per card-month", "price p"),
-    "price": ("$ per card-month", "price p (older name of price_month)"),
     "price_hour": ("$ per card-hour", "price p ÷ 730"),
     "gpu": ("", "catalogue GPU"),
     "model": ("", "catalogue model"),
@@ -190,7 +189,6 @@ BUY: dict[str, dict[str, tuple[str, str]]] = {
     "owned": _per_chip("cards", "{chip} cards bought before the month"),
     "rent_cap": _per_chip("cards", "most {chip} cards that may be rented"),
     "price_month": _per_chip("$ per card-month", "an owned {chip} card's price"),
-    "prices": _per_chip("$ per card-month", "an owned {chip} card's price (older name of price_month)"),
     "price_hour": _per_chip("$ per card-hour", "an owned {chip} card's price ÷ 730"),
     "slots": _per_chip("cards", "{chip} quality draws (padding)"),
     "lottery": LOTTERY,
@@ -277,7 +275,7 @@ def defaults(kind: str, model: str | None = None) -> dict[str, Any]:
         elif f.name in ("owned", "rent_cap"):
             out.update({f"{f.name}.{c}": 0 for c in CHIP_NAMES})
         elif f.name == "prices":
-            out.update({f"{name}.{c}": CHIPS[c].price for name in ("price_month", "prices") for c in CHIP_NAMES})
+            out.update({f"{name}.{c}": CHIPS[c].price for name in ("price_month",) for c in CHIP_NAMES})
             out.update({f"price_hour.{c}": CHIPS[c].price / HOURS for c in CHIP_NAMES})
         elif value is not None:
             out[f.name] = value

@@ -4,9 +4,7 @@
 shape), the rule itself (``rule``, a ``policies.Policy`` whose fields are pytree
 leaves) and the churn fee. Its plain-data form is one flat ``[eviction]`` table:
 ``policy``, the rule's own fields, ``churn``. A key the chosen rule does not declare
-is an error naming it, except the keys a file could carry before rules were values
-(``theta``/``max_share`` under ``share``, ``share`` under ``threshold``), which are
-checked against their range and ignored.
+is an error naming it (and the rules that do declare it).
 
 Whatever a rule marks, the package keeps only marks on eligible cards, at most
 ``limit`` of them, lowest relative score first, ties by index (``capped``).
@@ -25,11 +23,6 @@ from ..kernels import lowest
 from . import policies
 from .policies import Cards, Policy
 from .policies.base import are_marks, described
-
-# What a file could hold under each rule before rules were values (``mc show`` wrote
-# every field): accepted, checked against the declaring rule's range, not used.
-LEGACY = {"share": ("theta", "max_share"), "threshold": ("share",)}
-
 
 @pytree_dataclass(static=("policy",))
 class Eviction:
@@ -99,12 +92,9 @@ class Eviction:
 
 
 def _foreign(policy: str, key: str, value: Any) -> None:
-    """A key the rule ``policy`` does not declare: a legacy key is checked against
-    its declaring rule's range and ignored; any other is a one-line error."""
+    """A key the rule ``policy`` does not declare: a one-line error naming the
+    rules that declare it, if any."""
     owners = policies.fields().get(key)
-    if owners and key in LEGACY.get(policy, ()):
-        policies.declaration(key).check(f"eviction.{key}", value)
-        return
     own = ", ".join(policies.get(policy).params()) or "none"
     if owners:
         v.fail(f"eviction.{key}", value, f"is not a field of the {policy} policy (it is {' and '.join(owners)}'s); "
@@ -168,4 +158,4 @@ def _cards(rel, eligible, limit, score, rated, served, strikes, every=False) -> 
                  limit=jnp.asarray(limit, jnp.int32), every=every)
 
 
-__all__ = ["Eviction", "LEGACY", "capped", "evict", "mark", "marks"]
+__all__ = ["Eviction", "capped", "evict", "mark", "marks"]

@@ -61,12 +61,23 @@ class CardClass:
 # how each entry field maps onto ``mc.serving.card``.
 HARDWARE = {"batch": "batch", "context": "context", "prompt": "prompt", "weight_bytes": "weight_bytes_per_param",
             "kv_bytes": "kv_bytes_per_element", "mem_util": "mem_util", "prefill_util": "prefill_util"}
-PRICES = ("price", "price_month", "price_hour")
+PRICES = ("price_month", "price_hour")
+# A pool entry's earlier names: each a one-line error naming the new.
+RENAMED = {"price": "price_month"}
+
+
+def renamed(entry: Mapping[str, Any], where: str, names: Mapping[str, str]) -> None:
+    """Refuse a key of ``entry`` that ``names`` maps to its new name, in one line naming it."""
+    for old, new in names.items():
+        if old in entry:
+            v.fail(f"{where}.{old}" if where else old, entry[old], f"is the older name of {new}: write {new} instead")
 
 
 def entry_price(entry: dict, where: str) -> float:
-    """$ per card-month from exactly one of ``price_month`` (or its older name
-    ``price``) and ``price_hour`` (× 730 h), popped from ``entry``."""
+    """$ per card-month from exactly one of ``price_month`` and ``price_hour``
+    (× 730 h), popped from ``entry`` (``price``, ``price_month``'s older name, is
+    refused naming it)."""
+    renamed(entry, where, RENAMED)
     given = [k for k in PRICES if k in entry]
     if len(given) != 1:
         v.fail(where, {k: entry[k] for k in given} or None, "needs exactly one price: price_month ($ per "
@@ -82,7 +93,7 @@ def hardware_card(entry: Mapping[str, Any]) -> CardClass:
     prefill_util], price_month | price_hour, [name]}``; rated at the aggregate
     tok/s of SPEC §5 at that batch."""
     entry = dict(entry)
-    known = {"gpu", "model", "name", *HARDWARE, *PRICES}
+    known = {"gpu", "model", "name", *HARDWARE, *PRICES, *RENAMED}
     for key in entry:
         if key not in known:
             v.fail(f"pool.{key}", entry[key], "is not a field of a hardware card; known: " + ", ".join(sorted(known)))
@@ -110,8 +121,8 @@ def slo_card(entry: Mapping[str, Any]) -> CardClass:
     throughput at the highest arrival rate whose ``percentile`` TTFT is at most
     ``slo_ttft`` in at least ``share`` of ``replications``.
 
-    ``entry``: ``rated_from = "slo"``, ``price_month`` ($ per card-month; ``price`` is
-    its older name) or ``price_hour`` ($ per card-hour), ``model``,
+    ``entry``: ``rated_from = "slo"``, ``price_month`` ($ per card-month) or
+    ``price_hour`` ($ per card-hour), ``model``,
     ``gpu``, ``slo_ttft`` (s), optionally ``name`` (default ``model@gpu``),
     ``percentile``, ``share``, ``replications`` (default 100; a replay: 1), ``seed``,
     ``rel_tol`` and any field of ``mc.serving.latency.Serving`` (batcher, max_batch,
@@ -121,7 +132,7 @@ def slo_card(entry: Mapping[str, Any]) -> CardClass:
     """
     entry = dict(entry)
     v.choice("rated_from", entry.pop("rated_from", None), ["slo"])
-    known = {"name", *PRICES, *SLO_SEARCH, *SLO_QUEUE}
+    known = {"name", *PRICES, *RENAMED, *SLO_SEARCH, *SLO_QUEUE}
     for key in entry:
         if key not in known:
             v.fail(f"pool.{key}", entry[key], "is not a field of an SLO-rated card; known: " + ", ".join(sorted(known)))

@@ -23,7 +23,7 @@ from .demand import Demand
 from .dips import Dips
 from .eviction import Eviction
 from .lottery import Lottery
-from .pool import CLASSES, PRICES, CardClass, Pool, card_class, entry_price, hardware_card, slo_card
+from .pool import CLASSES, PRICES, RENAMED, CardClass, Pool, card_class, entry_price, hardware_card, slo_card
 from .rounds import Autoscaler
 from .runset import check_mode
 from .swing import Swing
@@ -179,14 +179,14 @@ def pool_from_data(data: Any) -> Pool:
                 card = hardware_card(item)
             elif "card" in item:
                 card = card_class(item.pop("card"))
-                unknown = sorted(set(item) - {"name", "rated", *PRICES})
+                unknown = sorted(set(item) - {"name", "rated", *PRICES, *RENAMED})
                 if unknown:
                     v.fail(f"pool.{card.name}.{unknown[0]}", item[unknown[0]],
                            "is not a pool entry field; known: card, count, name, rated, price_month, price_hour")
-                price = entry_price(item, f"pool.{card.name}") if any(k in item for k in PRICES) else card.price
+                price = entry_price(item, f"pool.{card.name}") if any(k in item for k in (*PRICES, *RENAMED)) else card.price
                 card = CardClass(**{"name": card.name, "rated": card.rated, **item, "price": price})
             else:
-                unknown = sorted(set(item) - {"name", "rated", *PRICES})
+                unknown = sorted(set(item) - {"name", "rated", *PRICES, *RENAMED})
                 if unknown or "name" not in item or "rated" not in item:
                     v.fail("pool", item, "a custom card needs name, rated and price_month or price_hour "
                            "(or card = a built-in class, or gpu, model and batch)")

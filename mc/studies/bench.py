@@ -4,7 +4,7 @@ The standard month is ``golden-idler-steady`` (32 flagship cards, a week's
 window, share eviction, steady run set, flat demand) with dips on and hourly
 capacity. The engine is timed as ``simulate`` streams: sharded chunks reduced to
 summaries on the devices, after one untimed chunk that compiles. NumPy runs
-``mc.numpy_month`` on batches of months in the same process, so the ratio
+``mc.studies.numpy_month`` on batches of months in the same process, so the ratio
 compares the two under the same load.
 
 ``autoscaler`` times SPEC §6's month (``lemon-hunter``: daily rounds with

@@ -53,7 +53,7 @@ from .._version import __version__
 from ..engine import describe
 from ..fleet import Scenario, field_names, simulate
 from ..fleet.scenario import pool_to_data
-from . import dispatch
+from . import derive, dispatch
 from . import manifest as manifests
 from .store import FolderLock, Interrupted, reusable, tag, write_piece
 from .manifest import config_hash as _hash
@@ -76,8 +76,9 @@ class Sweep:
             field varies slowest).
         n: fleet-months per grid point.
         seed: the seed of every grid point (common random numbers).
-        derive: name → pandas expression over the per-month columns
-            (e.g. ``"idle_burn / bill"``), summarised like the outputs.
+        derive: name → expression over the per-month columns (e.g.
+            ``"idle_burn / bill"``; what it may hold: ``mc.studies.derive``),
+            summarised like the outputs.
     """
 
     base: Scenario
@@ -92,8 +93,7 @@ class Sweep:
         set_field(self, "n", v.count("n", self.n, lo=1, hi=2**32))
         set_field(self, "seed", v.count("seed", self.seed, lo=0, hi=2**31 - 1))
         for name, expr in v.mapping("derive", self.derive).items():
-            if not isinstance(expr, str) or not expr.strip():
-                v.fail(f"derive.{name}", expr, "must be a pandas expression over the outputs, e.g. 'idle_burn / bill'")
+            derive.check(f"derive.{name}", expr, derive.OUTPUTS)
         set_field(self, "derive", dict(self.derive))
 
     # -- plain data ------------------------------------------------------
@@ -197,6 +197,8 @@ def points(sweep: Sweep) -> list[Point]:
         values = dict(zip(fields, combo))
         try:
             scenario = sweep.base.replace(values)
+            for name, expr in sweep.derive.items():  # a column the point's month has
+                derive.check(f"derive.{name}", expr, derive.outputs(scenario))
         except v.ParamError as err:
             raise v.ParamError(f"grid point {index} {describe_point(values)}: {err}") from None
         labels = {f: label(scenario, f) for f in fields}
@@ -277,11 +279,7 @@ def _evaluate(point: Point, sweep: Sweep, chunk: int | None, progress: Any) -> t
     if sweep.derive:
         derived = {}
         for name, expr in sweep.derive.items():
-            try:
-                col = result.samples.eval(expr)
-            except Exception as err:  # pandas raises many kinds; report one line
-                v.fail(f"derive.{name}", expr, f"could not be evaluated over the outputs ({type(err).__name__}: {err})")
-            derived[name] = np.asarray(col, dtype=np.float64)
+            derived[name] = derive.evaluate(f"derive.{name}", expr, result.samples)
     return rows(point, result, derived), bool(result.summary.get("interrupted"))
 
 

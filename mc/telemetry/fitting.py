@@ -46,6 +46,10 @@ DIP_FIELDS = ("dips.rate", "dips.mean_hours", "dips.depth_lo", "dips.depth_hi")
 SIMS = 128  # simulated data sets per round of the dips' fit
 MIN_SIMS, MAX_SIMS = 32, 100_000
 MIN_SEEN = 5  # dips seen below which the dips are not fitted
+# The fitted scenario's clip [lottery.lo, lottery.hi] holds the fitted lottery to this
+# many sd each side of its mean (all but 6 cards in 100,000): a base's narrower clip is
+# widened, so that no card is cut to a bound the data never showed.
+CLIP_SDS = 4.0
 
 
 def _seen_mask(seen: dict, shape: tuple[int, int]) -> np.ndarray:
@@ -246,7 +250,9 @@ def scenario_of(result: dict, base: Scenario) -> tuple[Scenario, list[str]]:
 
     A field the fit could not identify (``lemon_factor`` with no lemons seen, the
     dips when too few were seen) keeps ``base``'s value. ``dips.max_count`` is raised
-    where the fitted rate would often reach ``base``'s cap. The lottery's quality is
+    where the fitted rate would often reach ``base``'s cap, and ``base``'s clip
+    ``[lottery.lo, lottery.hi]`` widened where it would cut the fitted lottery within
+    ``CLIP_SDS`` sd of its mean. The lottery's quality is
     relative to the rated rates the fit used: where those are not ``base``'s pool's
     rates for classes of the same name, or were not given, the notes say so.
     """
@@ -268,6 +274,7 @@ def scenario_of(result: dict, base: Scenario) -> tuple[Scenario, list[str]]:
                          "rarely cut")
     else:
         notes.append("the dips were not identified by the fit: the base's dips kept")
+    notes += _clip(base, updates)
     rated = {c.name: c.rated for c in base.pool.classes}
     for name, r in result["rated"].items():
         if name in result.get("rated_given", {}):
@@ -278,6 +285,24 @@ def scenario_of(result: dict, base: Scenario) -> tuple[Scenario, list[str]]:
             notes.append(f"class {name or '(none)'} was fitted without a rated rate: lottery.mean 1 is relative to "
                          "its healthy cards' mean, not to the base's rated rate (give --rated CLASS=TOK_S)")
     return base.replace(updates), notes
+
+
+def _clip(base: Scenario, updates: dict[str, Any]) -> list[str]:
+    """Widen ``base``'s lottery clip in ``updates`` to hold the fitted lottery
+    (``mean ± CLIP_SDS · sd``, ``lo`` at least 0); a note for each bound moved."""
+    mean = updates.get("lottery.mean", base.lottery.mean)
+    sd = updates.get("lottery.sd", base.lottery.sd)
+    want = {"lottery.lo": max(0.0, min(base.lottery.lo, mean - CLIP_SDS * sd)),
+            "lottery.hi": max(base.lottery.hi, mean + CLIP_SDS * sd)}
+    notes = []
+    for name, x in want.items():
+        was = _field(base, name)
+        if x != was:
+            updates[name] = x
+            notes.append(f"{name} moved from {was:g} to {x:.4g} so that the clip holds the fitted lottery (mean "
+                         f"{mean:.4g}, sd {sd:.3g}, to {CLIP_SDS:g} sd): the base's would cut every card beyond it "
+                         f"to {was:g}")
+    return notes
 
 
 def _field(sc: Scenario, dotted: str) -> float:

@@ -113,11 +113,17 @@ def from_frame(frame: Any, *, what: str = "rows", columns: dict | None = None, o
     time = hours(col["time"])
     rate = pd.to_numeric(col["rate"], errors="coerce").to_numpy(np.float64, na_value=np.nan)
     for key, x in (("time", time), ("rate", rate)):
-        bad = ~np.isfinite(x) | ((x < 0) if key == "rate" else np.zeros(len(x), bool))
+        with np.errstate(invalid="ignore"):
+            bad = ~np.isfinite(x) | (((x < 0) | (x > v.FLOAT32_MAX)) if key == "rate" else np.zeros(len(x), bool))
         if bad.any():
             i = int(bad.argmax())
             v.fail(f"{what}.{names[key]}", _py(col[key].iloc[i]), f"row {i}: must be " + (
-                "a finite number >= 0" if key == "rate" else "hours (a finite number) or a datetime (ISO 8601)"))
+                f"a finite number >= 0 that float32 holds (at most {v.FLOAT32_MAX:.4g} tok/s)" if key == "rate"
+                else "hours (a finite number) or a datetime (ISO 8601)"))
+    blank = (col["card"].isna() | (col["card"].astype(str).str.strip() == "")).to_numpy()
+    if blank.any():
+        i = int(blank.argmax())
+        v.fail(f"{what}.{names['card']}", "", f"row {i}: a card's id must not be empty")
     card_ids, card = np.unique(col["card"].astype(str).to_numpy(), return_inverse=True)
     if ordered:
         _forward(card, time, card_ids, col["time"], f"{what}.{names['time']}")
@@ -198,10 +204,11 @@ def _rated(col: Any, order: np.ndarray, cls: np.ndarray, field: str) -> dict[str
     import pandas as pd
 
     x = pd.to_numeric(col, errors="coerce").to_numpy(np.float64, na_value=np.nan)
-    bad = (col.notna().to_numpy() & ~np.isfinite(x)) | (x <= 0)
+    bad = (col.notna().to_numpy() & ~np.isfinite(x)) | (x <= 0) | (x > v.FLOAT32_MAX)
     if bad.any():
         i = int(bad.argmax())
-        v.fail(field, _py(col.iloc[i]), f"row {i}: must be a rated rate in tok/s (a number > 0), or blank")
+        v.fail(field, _py(col.iloc[i]), f"row {i}: must be a rated rate in tok/s (a number > 0 that float32 holds, "
+               f"at most {v.FLOAT32_MAX:.4g}), or blank")
     x = x[order]
     out: dict[str, float] = {}
     for name in dict.fromkeys(cls):

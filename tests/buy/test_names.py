@@ -48,7 +48,9 @@ def test_buying_prices_take_the_pool_entry_names():
     hour = P.Procurement.from_dict({"price_hour": {"a100": 2.5}})
     assert hour.prices == (2100.0, 2900.0, 2.5 * 730)
     assert P.Procurement.from_dict({"price_month": {"h100": 3000}}).prices == (3000.0, 2900.0, 1400.0)
-    assert P.Procurement.from_dict({"prices": {"h100": 3000}}).prices == (3000.0, 2900.0, 1400.0)  # older name
+    with pytest.raises(ParamError, match=r"^prices=\{'h100': 3000\}: is the older name of price_month: write "
+                       "price_month instead$"):
+        P.Procurement.from_dict({"prices": {"h100": 3000}})
     assert hour.to_dict()["price_month"] == {"h100": 2100.0, "b200": 2900.0, "a100-used": 1825.0}
     assert P.Procurement.from_dict(hour.to_dict()).prices == hour.prices
     with pytest.raises(ParamError, match="give one table of prices: price_month"):

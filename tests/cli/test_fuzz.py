@@ -105,7 +105,7 @@ TOML += [
     "",  # no pool
     'pool = "32 x unobtainium"\n', 'pool = "0 x flagship"\n', 'pool = "x flagship"\n', "pool = 5\n", "pool = []\n",
     'pool = [{card = "flagship", count = 0}]\n', 'pool = [{card = "flagship", count = 32, colour = "red"}]\n',
-    'pool = [{name = "x", rated = 7000, count = 32}]\n', 'pool = [{name = "x", rated = 7000, price = 1, count = 1.5}]\n',
+    'pool = [{name = "x", rated = 7000, count = 32}]\n', 'pool = [{name = "x", rated = 7000, price_month = 1, count = 1.5}]\n',
     'pool = "32 x flagship"\nrunset = "most"\n', 'pool = "32 x flagship"\nrunset = 3\n',
     'preset = "noise-evictor"\n[nonsense]\nx = 1\n', 'preset = "noise-evictor"\nwindow = 5\n',
     'preset = "no-such"\n', "preset = 5\n", 'preset = "noise-evictor"\npreset = "golden-idler"\n',

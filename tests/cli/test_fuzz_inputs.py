@@ -497,3 +497,87 @@ def test_xla_flags_probe_is_remembered(tmp_path, monkeypatch):
     cli.check_xla_flags()  # and so does the cache folder
     monkeypatch.setenv("XLA_FLAGS", "")
     cli.check_xla_flags()  # empty: nothing to check
+
+
+# -- an empty --cluster, a derive expression, --quiet ---------------------------------------
+
+SWEEP = 'preset = "golden-idler"\nn = 16\n[grid]\n"window.hours" = [24]\n'
+
+
+@pytest.mark.parametrize("command", ["sweep", "calibrate", "sensitivity"])
+def test_an_empty_cluster_is_refused_not_run_here(command, tmp_path, capsys):
+    (tmp_path / "s.toml").write_text(SWEEP)
+    spec = str(tmp_path / "s.toml") if command == "sweep" else "golden-idler"
+    extra = ["--ranges", str(tmp_path / "r.toml")] if command == "sensitivity" else []
+    err = one_line_exit_2([command, spec, *extra, "--cluster", "", "--out", str(tmp_path / "o")], capsys)
+    assert err.startswith(f"mc {command}: error: --cluster='': is empty") and "ray://HOST:PORT" in err
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("expr, says", [
+    ("bill.__class__", "holds an attribute (bill.__class__)"),
+    ("__import__('os').getcwd()", "calls __import__('os').getcwd; an expression may call only abs"),
+    ("open('x')", "calls open"),
+    ("bill[0]", "holds an index (bill[0])"),
+    ("'text'", "holds 'text', which is not a number"),
+    ("nothing / bill", "names nothing, which is no output's column"),
+    ("bill +", "is not an expression"),
+    ("x = bill", "is not an expression"),
+    ("@bill", "is not an expression"),
+    ("log(bill, base=2)", "with a keyword"),
+    ("[bill][0]", "holds an index"),
+])
+def test_a_derive_expression_is_checked_before_it_runs(expr, says, tmp_path, capsys):
+    (tmp_path / "s.toml").write_text(SWEEP + f"[derive]\nx = {json.dumps(expr)}\n")
+    err = one_line_exit_2(["sweep", str(tmp_path / "s.toml"), "--out", str(tmp_path / "o")], capsys)
+    assert err.startswith(f"mc sweep: error: derive.x={expr!r}: ") and says in err, err
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_derive_column_the_point_s_month_lacks_names_the_point(tmp_path, capsys):
+    (tmp_path / "s.toml").write_text(SWEEP + '[derive]\nx = "lemons_end / 2"\n')  # §6's column, a §1 month
+    err = one_line_exit_2(["sweep", str(tmp_path / "s.toml"), "--out", str(tmp_path / "o")], capsys)
+    assert err.startswith("mc sweep: error: grid point 0 {window.hours=24}: derive.x='lemons_end / 2': names "
+                          "lemons_end, which is no output's column"), err
+
+
+def test_a_derive_expression_of_columns_numbers_and_functions_runs():
+    from mc.studies import derive
+
+    frame = pd.DataFrame({"bill": [4.0, 9.0], "idle_burn": [1.0, 3.0], "n_run": [2, 5]})
+    got = derive.evaluate("derive.x", "sqrt(bill) * 2 - abs(-idle_burn) / bill + (n_run >= 3)", frame)
+    assert got.tolist() == [4.0 - 0.25, 6.0 - 1 / 3 + 1]
+    with pytest.raises(mc.ParamError, match=r"^derive.x='bill.real': holds an attribute"):
+        derive.evaluate("derive.x", "bill.real", frame)
+
+
+def test_run_quiet_says_nothing_on_stderr_for_a_short_log(tmp_path, capsys):
+    t = np.arange(0.0, 2 * 3600.0, 60.0)
+    (tmp_path / "short.csv").write_text("ts,in,out\n" + "\n".join(f"{x},5,60" for x in t) + "\n")
+    path = tmp_path / "s.toml"
+    path.write_text('preset = "golden-idler"\n[demand]\nshape = "log"\nlog = "short.csv"\ncolumns = "ts,in,out"\n'
+                    'level = 20000.0\n')
+    assert main(["run", str(path), "--n", "64", "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == "" and captured.out
+
+
+def test_quiet_silences_warnings_and_logs_of_every_command(capsys):
+    """Every command with --quiet: a warning or a library's log line met while it runs
+    is not printed; without --quiet a warning is one line naming the command."""
+    import logging
+    import warnings
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    quiet = [name for name, p in sub.choices.items() if any("--quiet" in a.option_strings for a in p._actions)]
+    assert {"run", "sweep", "calibrate", "sensitivity", "telemetry", "fit", "latency"} <= set(quiet)
+    for name in quiet:
+        with cli._warnings_of(argparse.Namespace(command=name, quiet=True)):
+            warnings.warn("a warning", UserWarning)
+            logging.getLogger("jax").warning("a log line")
+        assert capsys.readouterr().err == ""
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        with cli._warnings_of(argparse.Namespace(command="run", quiet=False)):
+            warnings.warn("a warning", UserWarning)
+    assert capsys.readouterr().err == "mc run: warning: a warning\n"

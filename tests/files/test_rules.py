@@ -49,7 +49,7 @@ def small(folder: Path, **eviction) -> mc.Scenario:
 
 
 def write_rule(folder: Path, body: str, name: str = "mine.py") -> str:
-    head = "import jax.numpy as jnp\nimport numpy as np\nfrom mc.fleet.policies import Policy, cap_param, param, rule\n\n"
+    head = "import jax.numpy as jnp\nimport numpy as np\nfrom mc.fleet.policies import Policy, cap_param, declare, rule\n\n"
     (folder / name).write_text(head + textwrap.dedent(body))
     return f"{name}:Mine"
 
@@ -132,7 +132,7 @@ BAD = {
     "defaults refused": ("""
         @rule("mine")
         class Mine(Policy):
-            low: float = param(0.9, lo=0.0, hi=1.0)
+            low: float = declare(0.9, lo=0.0, hi=1.0)
             max_share: float = cap_param()
             def __post_init__(self):
                 super().__post_init__()
@@ -140,6 +140,9 @@ BAD = {
             def mark(self, cards):
                 return cards.rel < 0.9
         """, "eviction.low=0.9: must be below 0.5"),
+    "an earlier name": ("""
+        from mc.fleet.policies import param
+        """, "loading mine.py raised ImportError: mc.fleet.policies.param is now mc.fleet.policies.declare"),
     "raises on import": ("""
         raise RuntimeError("no GPU here")
         """, "loading mine.py raised RuntimeError: no GPU here (line 6)"),

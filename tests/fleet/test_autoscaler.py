@@ -266,7 +266,7 @@ def test_a_month_whose_bill_could_pass_int32_cents_is_refused():
 
 
 def test_rent_that_rounds_to_nothing_is_refused():
-    cheap = mc.Scenario.from_dict({"pool": [{"name": "tiny", "rated": 100.0, "price": 3.0, "count": 4}]})
+    cheap = mc.Scenario.from_dict({"pool": [{"name": "tiny", "rated": 100.0, "price_month": 3.0, "count": 4}]})
     cheap.replace({"autoscaler.period": 24})  # 10 h rounds still bill a cent or more
     with pytest.raises(mc.ParamError, match="^autoscaler.period=1: prorates tiny's \\$3.00 a month to under half"):
         cheap.replace({"autoscaler.period": 1, "autoscaler.boot_hours": 0})

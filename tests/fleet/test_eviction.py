@@ -40,7 +40,9 @@ def test_threshold(theta, limit, expect):
 
 
 def test_threshold_uses_max_share_for_limit():
-    assert mc.Eviction(policy="threshold", share=0.0, max_share=0.25).limit(32) == 8
+    assert mc.Eviction(policy="threshold", max_share=0.25).limit(32) == 8
+    with pytest.raises(mc.ParamError, match=r"^eviction.share=0.0: is not a field of the threshold policy"):
+        mc.Eviction(policy="threshold", share=0.0, max_share=0.25)  # share's field, once accepted and ignored
 
 
 @pytest.mark.parametrize("pool", [6, 100])

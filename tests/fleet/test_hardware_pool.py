@@ -26,7 +26,7 @@ def test_prices_by_the_hour_or_the_month(entry):
 
 
 def test_the_older_price_name_still_reads_as_per_month():
-    (card, _), = pool_from_data([{"name": "x", "rated": 7000.0, "price": 2600.0, "count": 4}]).groups
+    (card, _), = pool_from_data([{"name": "x", "rated": 7000.0, "price_month": 2600.0, "count": 4}]).groups
     assert card.price == 2600.0
 
 

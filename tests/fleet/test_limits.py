@@ -16,7 +16,7 @@ REFUSED = [
     ({"eviction.churn": 1000.0}, "eviction.churn=1000.0: a month could bill"),
     ({"eviction.churn": 10000.0}, "eviction.churn=10000.0: a month could bill"),
     ({"eviction.churn": 1e-7}, "eviction.churn=1e-07: must be 0 or at least"),
-    ({"pool": [{"name": "tiny", "rated": 7000.0, "price": 0.004, "count": 32}]}, r"tiny.price=0.004: .*\[0.01"),
+    ({"pool": [{"name": "tiny", "rated": 7000.0, "price_month": 0.004, "count": 32}]}, r"tiny.price=0.004: .*\[0.01"),
     ({"demand.level": 1e39}, "demand.level=1e.39: .* that float32 holds"),
     ({"demand.level": 1e30}, "demand='peak 1e.30 tok/s': .* over 2,048 times"),
     ({"lottery.mean": 1e36, "lottery.hi": 1e37}, "pool='32 x flagship': with lottery quality up to 1e.36"),
@@ -62,7 +62,7 @@ def test_the_largest_churn_that_fits_int32_cents():
 
 @pytest.mark.slow
 def test_a_cent_is_the_smallest_money():
-    sc = BASE.replace({"pool": [{"name": "penny", "rated": 7000.0, "price": 0.01, "count": 32}],
+    sc = BASE.replace({"pool": [{"name": "penny", "rated": 7000.0, "price_month": 0.01, "count": 32}],
                        "eviction.churn": 100.0})  # a $1 fee
     r = _month_adds_up(sc)
     assert r.summary["stats"]["bill"]["mean"] > 0
@@ -73,7 +73,7 @@ def test_a_cent_is_the_smallest_money():
 @pytest.mark.slow
 def test_the_largest_rates_and_demand_give_finite_summaries():
     rated = limits.FLOAT_LIMIT / SECONDS / 32 / 1.5 * 0.99  # the pool at its top quality, just inside
-    sc = BASE.replace({"pool": [{"name": "giant", "rated": rated, "price": 2600.0, "count": 32}],
+    sc = BASE.replace({"pool": [{"name": "giant", "rated": rated, "price_month": 2600.0, "count": 32}],
                        "demand.shape": "diurnal", "demand.level": rated * 20, "dips.rate": 2.0})
     r = _month_adds_up(sc)
     st, x = r.summary["stats"]["capacity_tokens"], np.asarray(r.samples["capacity_tokens"])

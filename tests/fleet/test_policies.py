@@ -17,7 +17,8 @@ import mc
 from conftest import one_fast
 from mc.cli import main
 from mc.fleet import eviction, policies
-from mc.fleet.policies import Cards, NumpyCards, Policy, cap_param, param, rule
+from mc.fleet.policies import Cards, NumpyCards, Policy, cap_param, declare, rule
+from mc.fleet.policies.base import has_numpy_twin
 from mc.studies import calibrate as cal
 
 _evict = jax.jit(eviction.evict)
@@ -178,14 +179,18 @@ def test_each_rule_round_trips_through_the_table(name, tmp_path, capsys):
     assert mc.files.load_scenario(shown).to_dict() == sc.to_dict()
 
 
-def test_files_written_before_rules_were_values_still_load(tmp_path):
+def test_files_written_before_rules_were_values_are_refused_in_one_line(tmp_path):
+    """``mc show`` once wrote every rule's field under every policy: such a file is
+    refused naming the field, the rule that declares it and the policy's own fields."""
     path = tmp_path / "old.toml"
     path.write_text('pool = "8 x flagship"\n[eviction]\npolicy = "share"\nshare = 0.25\ntheta = 0.8\n'
                     'max_share = 0.5\nchurn = 0.15\n')
-    sc = mc.files.load_scenario(path)
-    assert sc.eviction.to_fields() == {"policy": "share", "share": 0.25, "churn": 0.15} and sc.evict_limit == 2
+    with pytest.raises(mc.ParamError, match=r"^eviction.theta=0.8: is not a field of the share policy \(it is "
+                       r"threshold's\); the share policy's fields: share$"):
+        mc.files.load_scenario(path)
     path.write_text('pool = "8 x flagship"\n[eviction]\npolicy = "threshold"\nshare = 0.2\ntheta = 0.7\n')
-    assert mc.files.load_scenario(path).eviction.theta == pytest.approx(0.7)
+    with pytest.raises(mc.ParamError, match=r"^eviction.share=0.2: is not a field of the threshold policy"):
+        mc.files.load_scenario(path)
 
 
 def test_a_policy_change_drops_the_old_rules_fields():
@@ -205,7 +210,7 @@ def test_a_policy_change_drops_the_old_rules_fields():
     ({"eviction.policy": "floor", "eviction.floor": 0}, "eviction.floor=0.0: must be a number in (0, 1.5]"),
     ({"eviction.policy": "floor", "eviction.floor": 1.6}, "eviction.floor=1.6: must be a number in (0, 1.5]"),
     ({"eviction.policy": "floor", "eviction.max_share": 1.0}, "eviction.max_share=1.0: must be a number in [0, 1)"),
-    ({"eviction.theta": -1}, "eviction.theta=-1.0: must be a number in (0, inf)"),  # checked though unused
+    ({"eviction.theta": -1}, "eviction.theta=-1: is not a field of the share policy (it is threshold's)"),
     ({"eviction.nope": 1}, "eviction.nope=1: is not a field of eviction"),
 ])
 def test_bad_input_is_one_line(update, needle):
@@ -296,13 +301,10 @@ def test_mc_calibrate_help_lists_every_rules_fields(capsys):
 class Struck(Policy):
     """A rule of the test's own: below ``line`` × rated after a strike already."""
 
-    line: float = param(0.9, lo=0.0, hi=2.0, lo_open=True, unit="× rated", doc="line for a struck card")
+    line: float = declare(0.9, lo=0.0, hi=2.0, lo_open=True, unit="× rated", doc="line for a struck card")
     max_share: float = cap_param()
 
-    def mark(self, cards: Cards) -> jax.Array:
-        return (cards.rel < self.line) | (cards.strikes > 0) & (cards.served > 0)
-
-    def mark_numpy(self, cards: NumpyCards) -> np.ndarray:
+    def mark(self, cards: Cards):
         return (cards.rel < cards.const(self.line)) | (cards.strikes > 0) & (cards.served > 0)
 
 
@@ -324,7 +326,7 @@ def test_a_registered_rule_works_everywhere(monkeypatch, capsys):
 
 
 def test_a_rule_must_declare_its_fields():
-    with pytest.raises(TypeError, match="param"):
+    with pytest.raises(TypeError, match="declare"):
         @rule("bad")
         class Bad(Policy):
             x: float = 1.0
@@ -332,9 +334,48 @@ def test_a_rule_must_declare_its_fields():
 
             def mark(self, cards):
                 return cards.rel < self.x
+    with pytest.raises(TypeError, match="must be a number declared with declare"):
+        @rule("bad")
+        class Flagged(Policy):
+            x: bool = declare(True, kind="flag")
+            max_share: float = cap_param()
 
-            def mark_numpy(self, cards):
-                return cards.rel < self.x
+            def mark(self, cards):
+                return cards.rel < 1
+
+
+def test_the_earlier_names_of_a_rules_declaration_are_refused_naming_the_new():
+    with pytest.raises(ImportError, match="param is now mc.fleet.policies.declare"):
+        from mc.fleet.policies import param  # noqa: F401
+    with pytest.raises(ImportError, match="Param is now mc.fleet.policies.Field"):
+        from mc.fleet.policies import Param  # noqa: F401
+
+
+# -- one mark, JAX and NumPy ---------------------------------------------------------------
+
+def test_one_mark_runs_under_jax_and_numpy():
+    """Each built-in rule is written once over ``cards.xp``: over NumPy cards its
+    ``mark`` gives NumPy marks (no twin of its own), and a rule that calls
+    ``jax.numpy`` itself is refused by the NumPy month in one line naming ``cards.xp``."""
+    assert Cards.xp is jnp and NumpyCards.xp is np
+    rel = np.array([[1.0, 0.5, 0.99, 1.01]], np.float32)
+    cards = NumpyCards(rel=rel, score=rel, rated=np.ones_like(rel), eligible=np.ones(rel.shape, bool),
+                       served=np.zeros_like(rel), strikes=np.zeros(rel.shape, np.int32), limit=2)
+    for cls in policies.BUILTINS:
+        assert not has_numpy_twin(cls)
+        out = cls().mark_numpy(cards)
+        assert isinstance(out, np.ndarray) and out.dtype == np.bool_ and out.shape == rel.shape
+
+    @rule("jaxonly")
+    class JaxOnly(Policy):
+        max_share: float = cap_param()
+
+        def mark(self, cards):
+            return jnp.abs(cards.rel) < 0.9
+
+    policies.check(JaxOnly)  # the JAX months run it
+    with pytest.raises(mc.ParamError, match=r"eviction.policy='jaxonly': has no NumPy twin.*returns Array.*cards.xp"):
+        JaxOnly().mark_numpy(cards)
 
 
 # -- results unchanged from before rules were values ---------------------------------------

@@ -90,10 +90,21 @@ def test_toml_from_preset_with_trace_csv(tmp_path):
 
 def test_toml_full_scenario(tmp_path):
     path = tmp_path / "s.toml"
-    path.write_text('pool = [{card = "flagship", count = 4}, {name = "mid", rated = 5000, price = 2000, count = 3}]\n'
+    path.write_text('pool = [{card = "flagship", count = 4}, {name = "mid", rated = 5000, price_month = 2000, count = 3}]\n'
                     '[eviction]\npolicy = "threshold"\ntheta = 0.9\n[demand]\nlevel = 20000\n')
     sc = load(path)
     assert sc.pool.size == 7 and sc.pool.classes[1].name == "mid" and sc.eviction.policy == "threshold"
+
+
+@pytest.mark.parametrize("entry", ['{name = "mid", rated = 5000, price = 2000, count = 3}',
+                                   '{card = "flagship", price = 2000, count = 3}',
+                                   '{gpu = "h100", model = "8b", batch = 8, price = 2000, count = 3}'])
+def test_a_pool_entry_s_older_price_is_refused_naming_the_new(entry, tmp_path):
+    path = tmp_path / "old.toml"
+    path.write_text(f"pool = [{entry}]\n")
+    with pytest.raises(mc.ParamError, match=r"^pool\.[\w@]+\.price=2000: is the older name of price_month: write "
+                       "price_month instead$"):
+        load(path)
 
 
 def test_toml_errors(tmp_path):

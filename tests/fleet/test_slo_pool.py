@@ -12,7 +12,7 @@ SEARCH = dict(slo_ttft=0.3, share=0.75, replications=8, rel_tol=0.1)
 
 
 def test_an_slo_entry_is_rated_at_its_slo_tok_s():
-    card = slo_card({"rated_from": "slo", "price": 2600, **QUEUE, **SEARCH})
+    card = slo_card({"rated_from": "slo", "price_month": 2600, **QUEUE, **SEARCH})
     want = slo.slo_rate(latency.Serving(**QUEUE), **SEARCH)
     assert card.name == "8b@h100" and card.price == 2600.0
     assert card.rated == want.tok_s
@@ -22,12 +22,12 @@ def test_an_slo_entry_is_rated_at_its_slo_tok_s():
 def test_a_scenario_runs_on_slo_rated_cards(tmp_path):
     path = tmp_path / "s.toml"
     fields = ", ".join(f"{k} = {v!r}".replace("'", '"') for k, v in {**QUEUE, **SEARCH}.items())
-    path.write_text(f'preset = "golden-idler"\npool = [{{rated_from = "slo", name = "honest", price = 2600, '
+    path.write_text(f'preset = "golden-idler"\npool = [{{rated_from = "slo", name = "honest", price_month = 2600, '
                     f'count = 40, {fields}}}]\n')
     sc = load(path)
     (cls,) = sc.pool.classes
     assert cls.name == "honest" and sc.pool.size == 40
-    assert cls.rated == slo_card({"rated_from": "slo", "price": 2600, **QUEUE, **SEARCH}).rated
+    assert cls.rated == slo_card({"rated_from": "slo", "price_month": 2600, **QUEUE, **SEARCH}).rated
     res = mc.simulate(sc, 64)
     assert res.n == 64 and res.summary["stats"]["capacity_tokens"]["mean"] > 0
 
@@ -40,7 +40,7 @@ def test_a_scenario_runs_on_slo_rated_cards(tmp_path):
     (dict(max_batch=0), "max_batch=0"),
 ])
 def test_bad_slo_entries_are_refused(entry, match):
-    base = {"rated_from": "slo", "price": 2600, **QUEUE, **SEARCH, **entry}
+    base = {"rated_from": "slo", "price_month": 2600, **QUEUE, **SEARCH, **entry}
     base = {k: v for k, v in base.items() if v is not None}
     with pytest.raises(mc.ParamError, match=match):
         slo_card(base)
@@ -65,7 +65,7 @@ def _burst_log_csv(path):
 @pytest.mark.slow
 def test_a_pool_entry_is_rated_from_a_request_log(tmp_path):
     _burst_log_csv(tmp_path / "log.csv")
-    q = ('rated_from = "slo", name = "logged", price = 2600, count = 8, model = "8b", gpu = "h100", '
+    q = ('rated_from = "slo", name = "logged", price_month = 2600, count = 8, model = "8b", gpu = "h100", '
          'batcher = "continuous", max_batch = 32, slo_ttft = 0.5, share = 0.75, rel_tol = 0.1')
     (tmp_path / "s.toml").write_text(
         f'preset = "golden-idler"\npool = [{{{q}, log = "log.csv", columns = "time,prompt,answer", block = 120, '
@@ -73,7 +73,7 @@ def test_a_pool_entry_is_rated_from_a_request_log(tmp_path):
     (tmp_path / "r.toml").write_text(
         f'preset = "golden-idler"\npool = [{{{q}, log = "log.csv", columns = "time,prompt,answer", replay = true}}]\n')
     boot, replay = load(tmp_path / "s.toml"), load(tmp_path / "r.toml")
-    poisson = slo_card({"rated_from": "slo", "price": 2600, "model": "8b", "gpu": "h100", "batcher": "continuous",
+    poisson = slo_card({"rated_from": "slo", "price_month": 2600, "model": "8b", "gpu": "h100", "batcher": "continuous",
                         "max_batch": 32, "slo_ttft": 0.5, "share": 0.75, "rel_tol": 0.1, "n": 200, "warmup": 20,
                         "replications": 8, "lengths": "log", "log": boot_log(tmp_path)})
     for sc in (boot, replay):
@@ -92,6 +92,6 @@ def boot_log(folder):
 
 def test_a_log_on_an_entry_not_rated_from_its_slo_is_refused(tmp_path):
     _burst_log_csv(tmp_path / "log.csv")
-    (tmp_path / "s.toml").write_text('pool = [{name = "x", rated = 5000, price = 100, count = 2, log = "log.csv"}]\n')
+    (tmp_path / "s.toml").write_text('pool = [{name = "x", rated = 5000, price_month = 100, count = 2, log = "log.csv"}]\n')
     with pytest.raises(mc.ParamError, match=r"^pool.x.log='log.csv': is read by a card rated from its SLO"):
         load(tmp_path / "s.toml")

@@ -192,9 +192,12 @@ def test_cli_prints_each_recomputed_point_as_one_warning(tmp_path, capsys):
     for f in point_files(tmp_path / "o"):
         f.write_bytes(b"")
     capsys.readouterr()
-    assert main(args) == 0
+    assert main(args[:-1]) == 0  # without --quiet
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and all(line.startswith("mc sweep: warning: ") and "recomputing" in line for line in err)
+    for f in point_files(tmp_path / "o"):
+        f.write_bytes(b"")
+    assert main(args) == 0 and capsys.readouterr().err == ""  # --quiet: nothing on stderr but errors
 
 
 # -- sealed results -----------------------------------------------------------------------------

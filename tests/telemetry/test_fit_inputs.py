@@ -234,6 +234,12 @@ BAD = {  # name: (file name, write, extra flags, start of the error after "mc fi
                              "file.data.result[1].metric=", "as series 0 does"),
     "a column of an export": ("q.json", _doc(lambda d: None), ["--columns", "rate=tok_s"], "columns.rate='tok_s'",
                               "labels"),
+    "an empty card id": ("t.csv", _rows(tidy().assign(card=lambda f: np.where(f.card == 1, "", f.card.astype(str)))),
+                         [], "file.card=''", "must not be empty"),
+    "a rate float32 cannot hold": ("t.csv", _rows(tidy().assign(rate=lambda f: f.rate * 1e296)), [], "file.rate=",
+                                   "float32"),
+    "a rated rate float32 cannot hold": ("t.csv", _rows(tidy().assign(rated=1e300)), [], "file.rated=1e+300",
+                                         "float32"),
     "one series": ("q.json", _doc(lambda d: d["data"]["result"].__delitem__(slice(1, None))), [],
                    "file.card='gpu-0:9400'", "only card"),
 }
@@ -247,3 +253,41 @@ def test_bad_input_is_one_line_exit_2(name, tmp_path, capsys):
     assert main(["fit", str(path), *flags, *FAST]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith(f"mc fit: error: {start}") and word in err, err
+
+
+# -- the fitted scenario's clip and --quiet -------------------------------------------------
+
+def test_out_moves_the_clip_to_hold_the_fitted_lottery(tmp_path, capsys):
+    """Cards at 1.78x their rated rate: the base's clip (hi 1.5) would cut every card
+    to 1.5 without a word; --out moves it to the fitted mean + 4 sd and says so. A
+    lottery inside the base's clip leaves it where it is."""
+    from mc import files
+
+    for scale, moved in ((1.0, False), (1.78, True)):
+        path, out = tmp_path / f"t{scale}.csv", tmp_path / f"s{scale}.toml"
+        tidy().assign(rate=lambda f: f.rate * scale).to_csv(path, index=False)
+        assert main(["fit", str(path), "--rated", "7000", "--out", str(out), *FAST]) == 0
+        said = capsys.readouterr().out
+        lot = files.load_scenario(out).lottery
+        if moved:
+            assert lot.mean == pytest.approx(1.78, abs=0.1) and lot.hi == pytest.approx(lot.mean + 4 * lot.sd, rel=1e-6)
+            assert "note: lottery.hi moved from 1.5 to" in said and "cut every card beyond it" in said
+        else:
+            assert (lot.lo, lot.hi) == (0.5, 1.5) and "moved" not in said
+
+
+@pytest.mark.filterwarnings("ignore:demand.log")  # the base rebuilt with the fit: the same warning again
+def test_quiet_is_nothing_on_stderr_but_errors(tmp_path, capsys):
+    """A base whose request log is too short to tile warns on stderr; --quiet says nothing."""
+    t = np.arange(0.0, 2 * 3600.0, 60.0)
+    (tmp_path / "short.csv").write_text("ts,in,out\n" + "\n".join(f"{x},5,60" for x in t) + "\n")
+    base = tmp_path / "base.toml"
+    base.write_text('preset = "golden-idler"\n[demand]\nshape = "log"\nlog = "short.csv"\ncolumns = "ts,in,out"\n'
+                    'level = 20000.0\n')
+    tidy().to_csv(tmp_path / "t.csv", index=False)
+    argv = ["fit", str(tmp_path / "t.csv"), "--out", str(tmp_path / "s.toml"), "--base", str(base), "--sims", "0",
+            "--bootstrap", "0"]
+    assert main(argv) == 0
+    assert "mc fit: warning: demand.log:" in capsys.readouterr().err
+    assert main([*argv, "--quiet"]) == 0
+    assert capsys.readouterr().err == ""

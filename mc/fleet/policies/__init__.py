@@ -1,8 +1,10 @@
 """Eviction rules (SPEC §1.5) as values, and their registry.
 
 A rule is a ``Policy``: a frozen pytree dataclass made with ``rule(name)``, whose
-fields (each a ``param``: default, range, unit, meaning) are its parameters, with
-``mark`` (JAX, one pool) and ``mark_numpy`` (its NumPy twin). Adding a rule is one
+fields (each declared with ``declare``, ``mc._fields``'s: default, range, unit,
+meaning, calibration grid) are its parameters, with ``mark``, written once over
+``cards.xp`` so that it runs in JAX over one pool and in NumPy over a batch (a rule
+that cannot be written so adds ``mark_numpy``, its NumPy twin). Adding a rule is one
 file holding those and one entry in ``BUILTINS``; everything that once branched on
 a policy's name asks the registry instead: the scenario file's ``[eviction]`` keys,
 ``mc show``'s comments, calibration grids and their flags, the NumPy month and the
@@ -16,10 +18,10 @@ from __future__ import annotations
 from ... import _validate as v
 from .base import Cards as Cards
 from .base import NumpyCards as NumpyCards
-from .base import Param as Param
+from .base import Field as Field
 from .base import Policy as Policy
 from .base import cap_param as cap_param
-from .base import param as param
+from .base import declare as declare
 from .base import rule as rule
 from .check import check as check
 from .floor import Floor as Floor
@@ -89,10 +91,21 @@ def fields(rules=None) -> dict[str, list[str]]:
     return out
 
 
-def declaration(field: str) -> Param:
+def declaration(field: str) -> Field:
     """A field's declaration (its first declaring rule's)."""
     return next(cls.params()[field] for cls in _REGISTRY.values() if field in cls.params())
 
 
-__all__ = ["BUILTINS", "Cards", "Floor", "NumpyCards", "Param", "Policy", "Share", "Threshold", "ZScore", "cap_param",
-           "check", "declaration", "fields", "get", "loaded", "names", "param", "register", "rule"]
+# Earlier names of what a rule's file imports: importing one is a one-line error naming the new.
+_RENAMED = {"param": "declare", "Param": "Field"}
+
+
+def __getattr__(name: str):
+    if name in _RENAMED:
+        raise ImportError(f"mc.fleet.policies.{name} is now mc.fleet.policies.{_RENAMED[name]} "
+                          f"(the same arguments: default, lo=, hi=, unit=, doc=, grid=)")
+    raise AttributeError(f"module 'mc.fleet.policies' has no attribute {name!r}")
+
+
+__all__ = ["BUILTINS", "Cards", "Field", "Floor", "NumpyCards", "Policy", "Share", "Threshold", "ZScore", "cap_param",
+           "check", "declaration", "declare", "fields", "get", "loaded", "names", "register", "rule"]

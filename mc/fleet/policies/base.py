@@ -1,10 +1,13 @@
 """What an eviction rule is (SPEC §1.5): a value, not a string.
 
 A rule is a frozen pytree dataclass (``rule("name")`` makes one) whose fields are
-its parameters, each declared with ``param``: a default, an allowed range, a unit
-and a meaning. Its ``mark`` says, in JAX over one pool, which cards fall below its
-line; ``mark_numpy``, its NumPy twin, says the same over a batch of pools, for the
-references and the NumPy month. Neither caps anything: the package keeps at most
+its parameters, each declared with ``declare`` (``mc._fields``): a default, an
+allowed range, a unit and a meaning. Its ``mark`` says which cards fall below its
+line, written once over ``cards.xp`` (the cards' array namespace): in JAX over one
+pool (``Cards``, ``xp`` is ``jax.numpy``) and in NumPy over a batch of pools
+(``NumpyCards``, ``xp`` is ``numpy``) for the references and the NumPy month. A rule
+that cannot be written so defines ``mark_numpy``, its NumPy twin, beside it.
+Neither caps anything: the package keeps at most
 ``limit`` of the marks (lowest relative score first, ties by index) and drops a
 mark on a card that is not eligible (``mc.fleet.eviction``), so a rule's counts stay
 bounded whatever it marks. ``cap`` is the share of the pool that bound is:
@@ -22,6 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ... import _validate as v
+from ..._fields import Field, check_fields, declarations, declare
 from ..._pytree import pytree_dataclass
 from ...kernels import masked_median, median
 
@@ -29,48 +33,9 @@ from ...kernels import masked_median, median
 RESERVED = ("policy", "churn", "rule")
 
 
-@dataclasses.dataclass(frozen=True)
-class Param:
-    """A rule's field: its default, allowed range (``v.number``'s), unit, meaning
-    and the values a calibration tries when no grid is given (``grid``; empty: only
-    the scenario's value)."""
-
-    default: float
-    lo: float | None = None
-    hi: float | None = None
-    lo_open: bool = False
-    hi_open: bool = False
-    unit: str = ""
-    doc: str = ""
-    grid: tuple = ()
-
-    def check(self, field: str, value: Any) -> float:
-        """``value`` as a float, or a one-line ``ParamError`` naming field, value and range."""
-        return v.number(field, value, lo=self.lo, hi=self.hi, lo_open=self.lo_open, hi_open=self.hi_open)
-
-    def allowed(self) -> str:
-        """The range as docs/model.md writes it: ``> 0``, ``0 to < 1``, ``(0, 1.5]``."""
-        if self.hi is None:
-            return "any number" if self.lo is None else f"{'>' if self.lo_open else '≥'} {self.lo:g}"
-        if self.lo is None:
-            return f"{'<' if self.hi_open else '≤'} {self.hi:g}"
-        return f"{'(' if self.lo_open else '['}{self.lo:g}, {self.hi:g}{')' if self.hi_open else ']'}"
-
-
-def param(default: float, *, lo: float | None = None, hi: float | None = None, lo_open: bool = False,
-          hi_open: bool = False, unit: str = "", doc: str = "", grid: tuple = ()) -> Any:
-    """A rule's field with its declared range, unit, meaning and default
-    calibration values (a dataclass field); each value of ``grid`` must lie in the
-    range."""
-    declared = Param(default, lo, hi, lo_open, hi_open, unit, doc, tuple(grid))
-    for x in (default, *declared.grid):
-        declared.check("param", x)
-    return dataclasses.field(default=default, metadata={"param": declared})
-
-
 def cap_param() -> Any:
     """``max_share``: the most cards a rule keeps marked, as a share of the pool."""
-    return param(0.5, lo=0.0, hi=1.0, hi_open=True, unit="share of pool",
+    return declare(0.5, lo=0.0, hi=1.0, hi_open=True, unit="share of pool",
                  doc="most cards evicted under threshold, zscore, floor (any rule with a line)")
 
 
@@ -81,7 +46,8 @@ class Cards:
     (tok/s), ``eligible`` (bool; SPEC §6), ``served`` the hours each card has served,
     ``strikes`` (int32) the consecutive rounds it was marked before this one, and
     ``limit`` (() int32) how many marks the package keeps. ``every``: every card is
-    eligible (§1), so ``median`` is the whole pool's."""
+    eligible (§1), so ``median`` is the whole pool's. ``xp``: the arrays' namespace,
+    ``jax.numpy`` (``NumpyCards.xp`` is ``numpy``), so one ``mark`` serves both."""
 
     rel: jax.Array
     score: jax.Array
@@ -91,6 +57,7 @@ class Cards:
     strikes: jax.Array
     limit: jax.Array
     every: bool = False
+    xp: ClassVar[Any] = jnp
 
     def median(self, x: jax.Array) -> jax.Array:
         """() median of ``x`` over the eligible cards (0 when none is)."""
@@ -114,6 +81,7 @@ class NumpyCards:
     served: np.ndarray
     strikes: np.ndarray
     limit: Any
+    xp: ClassVar[Any] = np
 
     def median(self, x: np.ndarray) -> np.ndarray:
         """(..., 1) median of ``x`` over the eligible cards (the mean of the two
@@ -140,7 +108,7 @@ def masked_median_numpy(x: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 class Policy:
     """An eviction rule (SPEC §1.5). Subclasses are made with ``rule(name)``: their
-    fields, each a ``param``, are validated on entry and are pytree leaves (so a
+    fields, each declared with ``declare``, are validated on entry and are pytree leaves (so a
     sweep over them compiles once). ``origin`` is how a scenario file names a rule
     loaded from a user's file (``"rules.py:Band"``; None for a built-in) and
     ``source`` that file's path and sha256."""
@@ -155,8 +123,7 @@ class Policy:
         return cls.origin or cls.name
 
     def __post_init__(self):
-        for name, p in type(self).params().items():
-            object.__setattr__(self, name, p.check(f"eviction.{name}", getattr(self, name)))
+        check_fields(self, "eviction")
 
     def refuse(self, field: str, allowed: str) -> None:
         """Raise the one-line error for one of the rule's fields (for a check of
@@ -164,9 +131,9 @@ class Policy:
         v.fail(f"eviction.{field}", getattr(self, field), allowed)
 
     @classmethod
-    def params(cls) -> dict[str, Param]:
+    def params(cls) -> dict[str, Field]:
         """The rule's fields and their declarations, in order."""
-        return {f.name: f.metadata["param"] for f in dataclasses.fields(cls)}
+        return declarations(cls)
 
     def fields(self) -> dict[str, Any]:
         """The rule's values by field name."""
@@ -182,13 +149,25 @@ class Policy:
         return math.floor(self.cap() * pool_size + 1e-9)
 
     def mark(self, cards: Cards) -> jax.Array:
-        """(pool,) bool: the cards below the rule's line (before the cap)."""
+        """(pool,) bool: the cards below the rule's line (before the cap); written
+        over ``cards.xp``, the same lines give (..., pool) marks of ``NumpyCards``."""
         raise NotImplementedError
 
     def mark_numpy(self, cards: NumpyCards) -> np.ndarray:
-        """(..., pool) bool: ``mark`` in NumPy (optional for a user's rule; the NumPy
-        month and the references need it)."""
-        v.fail("eviction.policy", type(self).key(), "has no NumPy twin (mark_numpy), which the NumPy month needs")
+        """(..., pool) bool: the marks in NumPy, which the NumPy month and the
+        references need: ``mark`` itself over ``NumpyCards`` unless the rule defines
+        its own twin; a ``mark`` that does not give NumPy marks there (it calls
+        ``jax.numpy`` rather than ``cards.xp``) is a one-line error."""
+        try:
+            out = self.mark(cards)
+        except Exception as e:  # the rule's code: whatever it raises is named
+            out = e
+        if not (isinstance(out, np.ndarray) and out.dtype == np.bool_):
+            what = (f"raises {type(out).__name__}: {v.exception_line(out)}" if isinstance(out, Exception)
+                    else f"returns {described(out)}")
+            v.fail("eviction.policy", type(self).key(), f"has no NumPy twin, which the NumPy month needs: its mark "
+                   f"over NumPy cards {what} (write it with cards.xp, not jax.numpy, or define mark_numpy)")
+        return out
 
 
 def are_marks(out: Any, shape: tuple) -> bool:
@@ -205,14 +184,15 @@ def described(x: Any) -> str:
 
 
 def has_numpy_twin(cls: type[Policy]) -> bool:
-    """Whether the rule defines ``mark_numpy`` (every built-in does)."""
+    """Whether the rule defines its own ``mark_numpy`` (no built-in does: their
+    ``mark`` runs under NumPy as it is)."""
     return cls.mark_numpy is not Policy.mark_numpy
 
 
 def rule(name: str):
     """Class decorator: a ``Policy`` subclass as a frozen pytree dataclass named
-    ``name``, every field a ``param``; it must define ``mark`` and may define
-    ``mark_numpy``."""
+    ``name``, every field a number declared with ``declare``; it must define
+    ``mark`` and may define ``mark_numpy``."""
     def wrap(cls):
         if not (isinstance(cls, type) and issubclass(cls, Policy)):
             raise TypeError(f"rule {name!r}: {cls!r} must subclass mc.fleet.policies.Policy")
@@ -222,8 +202,9 @@ def rule(name: str):
         cls.name = name
         fields = dataclasses.fields(cls)
         for f in fields:
-            if not isinstance(f.metadata.get("param"), Param):
-                raise TypeError(f"rule {name!r}: field {f.name!r} must be declared with param(...)")
+            declared = f.metadata.get("declared")
+            if not (isinstance(declared, Field) and declared.kind == "number"):
+                raise TypeError(f"rule {name!r}: field {f.name!r} must be a number declared with declare(...)")
             if f.name in RESERVED:
                 raise TypeError(f"rule {name!r}: field {f.name!r} is reserved ({', '.join(RESERVED)})")
         if cls.cap is Policy.cap and "max_share" not in {f.name for f in fields}:
@@ -234,5 +215,5 @@ def rule(name: str):
     return wrap
 
 
-__all__ = ["Cards", "NumpyCards", "Param", "Policy", "RESERVED", "are_marks", "cap_param", "described", "has_numpy_twin", "masked_median_numpy",
-           "param", "rule"]
+__all__ = ["Cards", "NumpyCards", "Policy", "RESERVED", "are_marks", "cap_param", "declare", "described",
+           "has_numpy_twin", "masked_median_numpy", "rule"]

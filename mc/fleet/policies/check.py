@@ -3,7 +3,8 @@
 A rule must build from its defaults, and its ``mark`` must be a pure, vectorizable
 JAX function of the cards (SPEC §1.5): called directly, under ``jax.jit`` (its
 fields traced, as a sweep traces them) and under ``jax.vmap`` over pools, it gives
-the same (pool,) bool marks; its NumPy twin, when it has one, gives them too. The
+the same (pool,) bool marks; over ``NumpyCards`` (``cards.xp`` is NumPy) its marks,
+when it gives NumPy marks there, or its NumPy twin, when it has one, agree. The
 probe is a fixed set of small pools (a spread of healthy cards, a few lemons, mixed
 classes, some cards not eligible, strikes and hours served), so a rule that fails
 is named with what went wrong in one line.
@@ -78,14 +79,23 @@ def check(cls: type[Policy]) -> None:
     _shape(fail, "mark under jax.vmap over pools", batched, (POOLS, POOL))
     if not np.array_equal(np.asarray(batched)[0], np.asarray(eager)):
         fail("mark gives different marks under jax.vmap over pools than on one pool: it must be vectorizable")
-    if has_numpy_twin(cls):
-        twin = attempt("mark_numpy", lambda: value.mark_numpy(NumpyCards(**arrays)))
-        if not (isinstance(twin, np.ndarray) and twin.shape == (POOLS, POOL) and twin.dtype == np.bool_):
-            fail(f"mark_numpy must return a {(POOLS, POOL)} bool array for {POOLS} pools of {POOL}, not "
-                 f"{described(twin)}")
-        bad = np.argwhere(twin != np.asarray(batched))
-        if len(bad):
-            fail(f"mark and mark_numpy disagree (pool {bad[0][0]}, card {bad[0][1]} of the probe)")
+    twin = has_numpy_twin(cls)
+    what = "mark_numpy" if twin else "mark over NumPy cards"
+    if twin:
+        out = attempt(what, lambda: value.mark_numpy(NumpyCards(**arrays)))
+    else:
+        try:
+            out = value.mark(NumpyCards(**arrays))
+        except Exception:  # no NumPy path: the NumPy month refuses the rule, the JAX months run it
+            return
+        if not isinstance(out, np.ndarray):
+            return  # mark calls jax.numpy rather than cards.xp: the same
+    if not (isinstance(out, np.ndarray) and out.shape == (POOLS, POOL) and out.dtype == np.bool_):
+        fail(f"{what} must return a {(POOLS, POOL)} bool array for {POOLS} pools of {POOL}, not {described(out)}")
+    bad = np.argwhere(out != np.asarray(batched))
+    if len(bad):
+        fail(f"mark and {'mark_numpy' if twin else 'its run over NumPy cards'} disagree (pool {bad[0][0]}, "
+             f"card {bad[0][1]} of the probe)")
 
 
 def _shape(fail, what: str, out: Any, shape: tuple) -> None:

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import jax
-import jax.numpy as jnp
-import numpy as np
-
-from .base import Cards, NumpyCards, Policy, param, rule
+from .base import Cards, Policy, declare, rule
 
 
 @rule("share")
@@ -14,14 +10,11 @@ class Share(Policy):
     """Marks every eligible card: the package's cap, ``floor(share · P + 1e-9)``,
     keeps the lowest relative scores, however healthy they are."""
 
-    share: float = param(0.2, lo=0.0, hi=1.0, hi_open=True, unit="share of pool", doc="cards evicted under share",
-                         grid=(0.0, 0.05, 0.1, 0.15, 0.2, 0.3))
+    share: float = declare(0.2, lo=0.0, hi=1.0, hi_open=True, unit="share of pool", doc="cards evicted under share",
+                           grid=(0.0, 0.05, 0.1, 0.15, 0.2, 0.3))
 
     def cap(self) -> float:
         return self.share
 
-    def mark(self, cards: Cards) -> jax.Array:
-        return jnp.ones(cards.rel.shape, bool)
-
-    def mark_numpy(self, cards: NumpyCards) -> np.ndarray:
-        return np.ones(np.shape(cards.rel), bool)
+    def mark(self, cards: Cards):
+        return cards.xp.ones(cards.rel.shape, bool)

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import jax
-import jax.numpy as jnp
-import numpy as np
-
-from .base import Cards, NumpyCards, Policy, cap_param, param, rule
+from .base import Cards, Policy, cap_param, declare, rule
 
 # MAD × 1.4826 estimates a normal spread's standard deviation.
 MAD_SCALE = 1.4826
@@ -19,17 +15,12 @@ class ZScore(Policy):
     cards: the line follows the pool's own spread, so a tight pool evicts a card
     that is only a little slow and a noisy window protects healthy cards."""
 
-    k: float = param(3.0, lo=0.0, lo_open=True, unit="× 1.4826 MAD",
-                     doc="evict below the median less k × 1.4826 × MAD of the relative scores",
-                     grid=(1.0, 1.5, 2.0, 2.5, 3.0, 4.0))
+    k: float = declare(3.0, lo=0.0, lo_open=True, unit="× 1.4826 MAD",
+                       doc="evict below the median less k × 1.4826 × MAD of the relative scores",
+                       grid=(1.0, 1.5, 2.0, 2.5, 3.0, 4.0))
     max_share: float = cap_param()
 
-    def mark(self, cards: Cards) -> jax.Array:
+    def mark(self, cards: Cards):
         mid = cards.median(cards.rel)
-        mad = cards.median(jnp.abs(cards.rel - mid))
-        return cards.rel < mid - cards.const(self.k) * cards.const(MAD_SCALE) * mad
-
-    def mark_numpy(self, cards: NumpyCards) -> np.ndarray:
-        mid = cards.median(cards.rel)
-        mad = cards.median(np.abs(cards.rel - mid))
+        mad = cards.median(cards.xp.abs(cards.rel - mid))
         return cards.rel < mid - cards.const(self.k) * cards.const(MAD_SCALE) * mad

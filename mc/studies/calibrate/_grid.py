@@ -45,7 +45,7 @@ def default_grid(base: Scenario) -> dict[str, list]:
     """The grid searched when none is given: windows × {share × shares, threshold
     × θ, and the scenario's own rule, when it is another, × its fields' declared
     values} × run-set modes, and strikes for a §6 scenario. Each policy's values
-    are those its fields declare (``param(..., grid=...)``)."""
+    are those its fields declare (``declare(..., grid=...)``)."""
     names = list(DEFAULT_POLICIES)
     if base.eviction.policy not in names:
         names.append(base.eviction.policy)
