@@ -19,8 +19,8 @@ from ... import _validate as v
 from ..._pytree import set_field
 from ...engine import Z95
 from .. import blocks, dispatch
+from ..grid import Setting
 from ._figures import host_values, month_figures, objective_values, summarise
-from ._grid import Setting
 
 JUDGES = ("upper", "point")
 DEFAULT_N = 4_096

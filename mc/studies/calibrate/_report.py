@@ -16,8 +16,8 @@ import pandas as pd
 from ...engine import Z95, figure
 from .. import manifest
 from ..store import FolderLock, tag
+from ..grid import Setting, own_value
 from ._figures import FIGURES, OBJECTIVES, summarise
-from ._grid import Setting, own_value
 from ._race import Limits, Row
 
 
