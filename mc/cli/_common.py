@@ -1,13 +1,16 @@
-"""Helpers shared by the subcommands: arguments and JSON output."""
+"""Helpers shared by the subcommands: arguments, JSON output, and a scenario read
+with its warnings on stderr."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
 import os
+import sys
+import warnings
 from typing import Any, Iterator
 
-from .. import _json
+from .. import _json, files
 from ..studies import dispatch
 
 
@@ -74,3 +77,14 @@ def print_json(obj: Any) -> None:
     """``obj`` as strict JSON on stdout: NumPy values as plain numbers, and an
     undefined or non-finite figure as ``null`` (never NaN or Infinity)."""
     print(_json.dumps(obj, indent=2))
+
+
+def load_scenario(spec: str, command: str):
+    """``files.scenario(spec)``, each warning met on the way (a request log too
+    short to tile, used as its mean) printed as one line on stderr."""
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        scenario = files.scenario(spec)
+    for w in seen:
+        print(f"mc {command}: warning: {w.message}", file=sys.stderr)
+    return scenario
