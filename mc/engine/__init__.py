@@ -31,6 +31,8 @@ from .summary import Z95 as Z95
 from .summary import describe as describe
 from .summary import figure as figure
 from .summary import mean_figure as mean_figure
+from .summary import mean_half as mean_half
+from .summary import mean_interval as mean_interval
 from .summary import pass_figure as pass_figure
 from .summary import exact_percentile as exact_percentile
 from .summary import of_columns as of_columns
@@ -40,5 +42,5 @@ from .summary import wilson as wilson
 __all__ = ["AXIS", "DEFAULT_CHUNK", "NoBar", "Run", "check_run_args", "clear_caches", "device_list", "first_chunk",
            "leading", "memory_budget", "month_keys", "progress_bar", "sample", "stream", "to_host",
            "use_compile_cache", "Column", "Schema", "of_kind", "BINS", "Accumulator", "Summarised", "plan",
-           "ranges_from", "summarise", "Z95", "describe", "figure", "mean_figure", "pass_figure", "exact_percentile",
-           "of_columns", "pass_count", "wilson"]
+           "ranges_from", "summarise", "Z95", "describe", "figure", "mean_figure", "mean_half", "mean_interval",
+           "pass_figure", "exact_percentile", "of_columns", "pass_count", "wilson"]

@@ -51,7 +51,7 @@ def test_summarise_matches_plain_arithmetic():
               "n_replaced": np.zeros(400, int)}
     s = cal.summarise(months)
     bill = months["bill"] / 100
-    half = 1.959963984540054 * bill.std() / np.sqrt(400)
+    half = 1.959963984540054 * bill.std(ddof=1) / np.sqrt(400)  # the sample sd over the root of n
     assert s["bill"] == pytest.approx((bill.mean(), bill.mean() - half, bill.mean() + half))
     k = int(months["p_capacity_fail"].sum())
     assert s["p_capacity_fail"][0] == k / 400 and s["p_capacity_fail"][1] < k / 400 < s["p_capacity_fail"][2]
