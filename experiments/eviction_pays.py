@@ -54,7 +54,7 @@ def main(argv=None) -> int:
     import numpy as np
     import pandas as pd
 
-    from mc.engine import Z95, wilson
+    from mc.engine import mean_interval, wilson
     from mc.files import write_table
     from mc.fleet import presets
     from mc.studies import blocks, calibrate as cal, manifest
@@ -79,19 +79,14 @@ def main(argv=None) -> int:
     baseline = table[~table["evicts"]].reset_index().set_index(keys)["index"]
     ref = baseline.loc[[tuple(r) for r in table[keys].to_numpy()]].to_numpy()
     saving = bill[:, ref] - bill  # paired: the no-eviction autoscaler's bill less this one's
-    half = Z95 * saving.std(axis=0) / np.sqrt(args.n)
     table["bill"] = bill.mean(axis=0)
-    table["saving"] = saving.mean(axis=0)
-    table["saving_lo"], table["saving_hi"] = table["saving"] - half, table["saving"] + half
+    table["saving"], table["saving_lo"], table["saving_hi"] = mean_interval(saving)
     for name, col in (("p_wrong_eviction", "wrong"), ("p_capacity_fail", "cap_fail")):
         k = got[col].sum(axis=0)
         table[name] = k / args.n
         bounds = np.array([wilson(int(x), args.n) for x in k])
         table[f"{name}_lo"], table[f"{name}_hi"] = bounds[:, 0], bounds[:, 1]
-    q = got["quality_end"].astype(np.float64)
-    table["quality_end"] = q.mean(axis=0)
-    qh = Z95 * q.std(axis=0) / np.sqrt(args.n)
-    table["quality_end_lo"], table["quality_end_hi"] = table["quality_end"] - qh, table["quality_end"] + qh
+    table["quality_end"], table["quality_end_lo"], table["quality_end_hi"] = mean_interval(got["quality_end"])
     table["lemons_end"] = got["lemons_end"].mean(axis=0)
     table["n_evicted"] = got["n_evicted"].mean(axis=0)
     table["months"] = args.n

@@ -83,13 +83,9 @@ def config(args) -> dict:
 
 def mean_ci(x) -> tuple[float, float, float]:
     """A mean over months with its normal 95% interval."""
-    import numpy as np
+    from mc.engine import mean_interval
 
-    from mc.engine import Z95
-
-    x = np.asarray(x, np.float64)
-    half = Z95 * x.std() / np.sqrt(x.size)
-    return float(x.mean()), float(x.mean() - half), float(x.mean() + half)
+    return mean_interval(x)
 
 
 def rate_ci(x) -> tuple[float, float, float]:

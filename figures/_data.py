@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from mc.engine import Z95
+from mc.engine import mean_half
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "results"
@@ -129,8 +129,8 @@ def pct(ax, axis: str = "y") -> None:
 
 
 def ci_half(d: pd.DataFrame) -> np.ndarray:
-    """95% normal half-width of a mean from its std and n."""
-    return Z95 * d["std"].to_numpy() / np.sqrt(d["n"].to_numpy())
+    """95% normal half-width of a mean from its (population) std and n."""
+    return mean_half(d["std"].to_numpy(), d["n"].to_numpy())
 
 
 def window_panels(name: str, hue: str, fmt, legend: str, out: str, short: str) -> None:

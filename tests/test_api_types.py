@@ -207,6 +207,7 @@ SKIP: dict[str, str] = {
     "mc.studies.bench": STUDY,
     "mc.studies.calibrate": STUDY,
     "mc.studies.figures": STUDY,
+    "mc.studies.grid": STUDY,
     "mc.studies.manifest": STUDY,
     "mc.studies.numpy_month": STUDY,
     "mc.studies.reports": STUDY,

@@ -16,6 +16,7 @@ import warnings
 from .. import _validate as v
 from .._validate import ParamError
 from .._version import __version__
+from ..engine.compile import cache_base, use_compile_cache
 
 # Subcommand modules, in the order ``mc --help`` lists them.
 COMMANDS = ["presets", "show", "run", "bench", "sweep", "calibrate", "sensitivity", "card", "buy", "latency",
@@ -44,17 +45,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _compile_cache() -> None:
-    """Keep compiled scenario shapes between runs (a month compiles in seconds on a
-    CPU; a cached one loads in milliseconds). ``JAX_COMPILATION_CACHE_DIR`` wins;
-    ``MC_NO_COMPILE_CACHE=1`` turns it off."""
-    if os.environ.get("MC_NO_COMPILE_CACHE") or os.environ.get("JAX_COMPILATION_CACHE_DIR"):
-        return
-    import jax
-
-    jax.config.update("jax_compilation_cache_dir", os.path.join(_cache_base(), "mc", "jax"))
-
-
 # Commands that never start a device backend: no backend check for them (they stay
 # fast, and work whatever JAX_PLATFORMS and XLA_FLAGS say). mc card starts one only
 # for its SLO rating (not with --no-slo).
@@ -62,10 +52,6 @@ HOST_ONLY = ("show", "card")
 # Starts a CPU backend, which parses XLA_FLAGS as every backend does.
 _PROBE = "import jax; jax.devices()"
 _FLAGS_OK: set[str] = set()  # XLA_FLAGS values a probe (or the disk cache) accepted
-
-
-def _cache_base() -> str:
-    return os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
 
 
 def _flags_marker(flags: str) -> str:
@@ -77,7 +63,7 @@ def _flags_marker(flags: str) -> str:
     except md.PackageNotFoundError:  # pragma: no cover - jax from a source tree
         versions = "?"
     key = hashlib.sha256(f"{versions}\0{flags}".encode("utf-8", "surrogateescape")).hexdigest()[:32]
-    return os.path.join(_cache_base(), "mc", "xla-flags", key)
+    return os.path.join(cache_base(), "mc", "xla-flags", key)
 
 
 def check_xla_flags() -> None:
@@ -158,12 +144,12 @@ class _compile_notices:
     says what it is doing before its bar appears."""
 
     def __init__(self, args):
-        from ..engine import run as engine_run
+        from ..engine import compile as engine_compile
         from ._common import progress_of
 
         want = progress_of(args)
         self.on = want is True or (want is None and "progress" in args and sys.stderr.isatty())
-        self.hooks, self.command = engine_run.COMPILE_HOOKS, args.command
+        self.hooks, self.command = engine_compile.COMPILE_HOOKS, args.command
 
     def __call__(self, seconds: float | None) -> None:
         msg = (f"mc {self.command}: compiling a step for this scenario's shape (loaded at once when cached)..."
@@ -216,7 +202,7 @@ def _warnings_of(args):
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    _compile_cache()
+    use_compile_cache()
     _keep_undecodable_bytes()
     try:
         check_backend(args)

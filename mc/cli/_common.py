@@ -1,13 +1,15 @@
-"""Helpers shared by the subcommands: arguments and JSON output."""
+"""Helpers shared by the subcommands: arguments, JSON output, and a scenario read
+with its warnings on stderr."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
 import os
+import warnings
 from typing import Any, Iterator
 
-from .. import _json
+from .. import _json, files
 from .. import _validate as v
 from ..studies import dispatch
 
@@ -78,3 +80,16 @@ def print_json(obj: Any) -> None:
     """``obj`` as strict JSON on stdout: NumPy values as plain numbers, and an
     undefined or non-finite figure as ``null`` (never NaN or Infinity)."""
     print(_json.dumps(obj, indent=2))
+
+
+def load_scenario(spec: str, quiet: bool = False):
+    """``files.scenario(spec)``, each warning met on the way (a request log too
+    short to tile, used as its mean) shown as the command shows warnings (one line
+    on stderr, each message once: ``mc.cli.main``); none when ``quiet`` (``--quiet``:
+    nothing on stderr but errors)."""
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        scenario = files.scenario(spec)
+    for w in seen if not quiet else ():
+        warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    return scenario

@@ -82,7 +82,8 @@ def varied(items: list[str] | None) -> dict[str, list]:
 
 def grid_of(args, base) -> dict:
     """The grid: the file's (``--grid``) or the default, each flag (and ``--vary``)
-    replacing its field. A ``--policy`` that names a rule's file loads it."""
+    replacing its field (``with_given``: over the default grid, policies' own lists
+    given alone pick the policies). A ``--policy`` that names a rule's file loads it."""
     grid = cal.load_grid(args.grid) if args.grid else cal.default_grid(base)
     given = {field: values(flag, getattr(args, flag)) for flag, field in grid_flags().items()
              if getattr(args, flag, None) is not None}
@@ -91,22 +92,7 @@ def grid_of(args, base) -> dict:
             v.fail("--vary", f"{field}=...", "is given by its own flag too: give it once")
         given[field] = vals
     files.load_policies(given.get("eviction.policy", []), ".", "--policy")
-    if not args.grid and given:
-        declared = cal.policy_fields()
-        # Policies' own lists given alone pick the policies: those declaring every one
-        # of them (of those the grid names, when some do: --max-share alone keeps
-        # threshold), else each list's own (--share with --theta: both).
-        owned = [set(declared[f]) for f in given if f in declared]
-        if "eviction.policy" not in given and owned:
-            common = set.intersection(*owned)
-            pick = (common & set(grid.get("eviction.policy", []))) or common or set.union(*owned)
-            grid["eviction.policy"] = [p for p in policies.names() if p in pick]
-        pols = given.get("eviction.policy", grid.get("eviction.policy", []))
-        for f, owners in declared.items():
-            if f in grid and f not in given and not set(owners) & set(pols):
-                del grid[f]
-    grid.update(given)
-    return grid
+    return cal.with_given(grid, given, default=not args.grid)
 
 
 def run(args) -> int:

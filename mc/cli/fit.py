@@ -13,8 +13,8 @@ from .. import _validate as v
 from .. import files, telemetry
 from ..engine import figure
 from ..studies import manifest
-from ._common import print_json
-from .show import comments, load_scenario
+from ..files.comments import comments
+from ._common import load_scenario, print_json
 
 # Each fitted field and its units (the figure shape's: "" for a ratio).
 UNITS = {"lottery.mean": "", "lottery.sd": "", "lottery.lemon_rate": "share", "lottery.lemon_factor": "",
@@ -22,10 +22,6 @@ UNITS = {"lottery.mean": "", "lottery.sd": "", "lottery.lemon_rate": "share", "l
          "window.sigma_hour": "share"}
 SHOWN = {"lottery.mean": "x rated", "lottery.sd": "x rated", "lottery.lemon_factor": "x q"}  # the table's words
 BASE = "golden-idler"  # the scenario --out completes when no --base is given
-# The k-sample law is flagged when a spread departs from it by more than this share
-# and by more than Z_LAW standard errors of the spread.
-LAW_TOLERANCE = 0.10
-Z_LAW = 4.0
 FIGURE_FORMATS = (".png", ".pdf")  # mc.telemetry.plot.FORMATS (matplotlib is imported only to draw)
 EVERY = "*"  # the --rated key of a bare TOK_S: every class of the rows
 
@@ -78,26 +74,6 @@ def figures_of(r: dict) -> dict[str, dict]:
         f = r["fields"][name]
         ok = f["lo"] is not None and f["hi"] is not None and math.isfinite(f["lo"]) and math.isfinite(f["hi"])
         out[name] = figure(f["value"], f["lo"] if ok else None, f["hi"] if ok else None, units)
-    return out
-
-
-def law_warnings(k_means: list[dict]) -> list[str]:
-    """A line for each ``k`` whose spread of ``k``-sample means departs from the
-    ``1/sqrt(k)`` law by more than ``LAW_TOLERANCE`` and ``Z_LAW`` standard errors
-    (a spread from ``m`` means errs by about ``1/sqrt(2m)`` of itself)."""
-    out = []
-    for x in k_means:
-        ratio, m = x["ratio"], x["means"]
-        if not math.isfinite(ratio) or m < 2:
-            continue
-        se = 1.0 / math.sqrt(2 * (m - 1))
-        if abs(ratio - 1) > LAW_TOLERANCE and abs(ratio - 1) > Z_LAW * se:
-            what = ("the noise is correlated in time (or dips too small to see are common): a window of "
-                    f"{x['k']} samples errs {ratio:.2f}x what the law says, and window.sigma_hour overstates "
-                    "what a longer window buys") if ratio > 1 else (
-                    f"a window of {x['k']} samples errs {ratio:.2f}x what the law says (the noise alternates): "
-                    "the law understates what a longer window buys")
-            out.append(f"k={x['k']}: {what}")
     return out
 
 
@@ -159,7 +135,7 @@ def run(args) -> int:
     t0 = time.perf_counter()
     r = telemetry.fit(s, rated, bootstrap=bootstrap, seed=seed, sims=sims, progress=say)
     wall = round(time.perf_counter() - t0, 3)
-    warnings = law_warnings(r["noise"]["k_means"])
+    warnings = telemetry.noise.law_warnings(r["noise"]["k_means"])
     written = None
     if out is not None:
         fitted, notes = telemetry.fitting.scenario_of(r, base)

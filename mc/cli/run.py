@@ -17,10 +17,10 @@ from .. import _validate as v
 from .. import files
 from ..fleet import presets as fleet_presets
 from ..fleet import simulate
+from ..fleet.logdemand import demand_line, log_demand
 from ..studies import figures, manifest
 from ..studies.reports import format_summary
-from ._common import add_sampling, print_json, progress_of
-from .show import demand_line, load_scenario, log_demand
+from ._common import add_sampling, load_scenario, print_json, progress_of
 
 _HOST_PORT = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.-]*):(\d{1,5})$")
 

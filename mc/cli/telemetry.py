@@ -15,8 +15,7 @@ from statistics import NormalDist
 
 from .. import engine, telemetry
 from ..studies import manifest
-from ._common import add_progress, print_json, progress_of
-from .show import load_scenario
+from ._common import add_progress, load_scenario, print_json, progress_of
 
 SEEDING = "card i uses fold_in(key(seed), i)"
 

@@ -7,7 +7,7 @@ fleet-months do not lose precision.
 from __future__ import annotations
 
 import math
-from typing import Mapping
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -40,13 +40,34 @@ def figure(value: float, lo: float | None = None, hi: float | None = None, units
     return out
 
 
+def mean_half(std: Any, n: Any) -> Any:
+    """Half the normal 95% interval of a mean over ``n`` months: ``Z95 · s / sqrt(n)``,
+    ``s`` the sample standard deviation (divisor ``n − 1``) from the population
+    ``std`` (divisor ``n``), that is ``Z95 · std / sqrt(n − 1)``. ``std`` and ``n``
+    floats or arrays (one per column or row); NaN (no interval) below two months."""
+    n = np.asarray(n, np.float64)
+    return Z95 * np.asarray(std, np.float64) / np.sqrt(np.where(n >= 2, n - 1, np.nan))
+
+
+def mean_interval(x: Any, axis: int = 0) -> tuple:
+    """A mean over months with its normal 95% interval (``mean_half``):
+    ``(mean, lo, hi)`` of ``x`` in float64 along ``axis`` (the months): floats for
+    a (months,) sample, arrays of the other axes otherwise."""
+    x = np.asarray(x, np.float64)
+    mean = x.mean(axis=axis)
+    half = mean_half(x.std(axis=axis), x.shape[axis])
+    lo, hi = mean - half, mean + half
+    if np.ndim(mean) == 0:
+        return float(mean), float(lo), float(hi)
+    return mean, lo, hi
+
+
 def mean_figure(mean: float, std: float, n: int, units: str = "") -> dict:
     """A mean over ``n`` months as a ``figure``, with its normal 95% interval
-    ``mean ± Z95 · s / sqrt(n)`` (``s`` the sample std from the population ``std``;
-    no interval below two months)."""
+    (``mean_half``; no interval below two months)."""
     if n < 2 or not math.isfinite(std):
         return figure(mean, units=units)
-    half = Z95 * std / math.sqrt(n - 1)
+    half = mean_half(std, n)
     return figure(mean, mean - half, mean + half, units)
 
 

@@ -27,6 +27,9 @@ times holds the log's rate over all its covered seconds, ``Σ tokens / Σ
 covered s`` (for whole hours: the mean of their rates); a tiling log covers
 every slot for at least one whole hour's worth of seconds. An arrival exactly
 at the end of the log's last hour counts in that hour, not the next.
+
+What a run reports of such a demand: ``log_demand`` (its figures) and
+``demand_line`` (one line of text).
 """
 
 from __future__ import annotations
@@ -151,3 +154,49 @@ def minute_peak(log: RequestLog) -> dict:
 
 
 __all__ = ["RULES", "rule", "clock_offset", "hourly_profile", "minute_peak"]
+
+
+_TILING = {
+    "month": "its first 730 h used hour by hour{clock}",
+    "week": "repeated by hour of the week{clock}",
+    "day": "repeated by hour of the day{clock}",
+    "mean": "used as its mean",
+}
+_CLOCK = {"month": " from its first clock hour", "week": " from Monday 00:00 of its clock",
+          "day": " from 00:00 of its clock"}
+
+
+def log_demand(demand) -> dict | None:
+    """What is reported of a log demand (None for other shapes): the log's
+    source, rows, span and sha256, how it fills the month, the hourly profile's
+    mean and peak (tok/s, as the month sees them) and its busiest minute."""
+    if demand.shape != "log":
+        return None
+    log, hourly = demand.log, np.asarray(demand.trace, np.float64)
+    how = rule(log.span)
+    return {"source": log.source, "rows": log.rows, "span_h": log.span / 3600, "sha256": log.sha256,
+            "tiling": how, "clock": log.start is not None and how != "mean", "scale": demand.scale,
+            "level": demand.level, "mean": float(hourly.mean()), "peak": float(hourly.max()),
+            "minute_peak": demand.minute_peak()}
+
+
+def demand_line(demand) -> str | None:
+    """One line for a log demand (None for other shapes), e.g. ``demand from log
+    F.csv (19,365 requests over 0.973 h, used as its mean): hourly mean 1,168
+    tok/s, peak 1,168 tok/s; busiest minute 1.28x its hour's mean (median),
+    1.28x (max) over its one 0.973 h window``."""
+    info = log_demand(demand)
+    if info is None:
+        return None
+    how = _TILING[info["tiling"]].format(clock=_CLOCK.get(info["tiling"], "") if info["clock"] else
+                                         " from its first arrival")
+    if info["scale"] is not None:
+        how += f", times {info['scale']:g}"
+    elif info["level"] is not None:
+        how += f", scaled to mean {info['level']:,.6g} tok/s"
+    m = info["minute_peak"]
+    over = (f"over {m['hours']:,} whole hour{'s' if m['hours'] != 1 else ''}" if m["window_s"] >= 3600
+            else f"over its one {m['window_s'] / 3600:.3g} h window")
+    return (f"demand from log {info['source']} ({info['rows']:,} requests over {info['span_h']:,.3g} h, {how}): "
+            f"hourly mean {info['mean']:,.0f} tok/s, peak {info['peak']:,.0f} tok/s; busiest minute "
+            f"{m['median']:.3g}x its hour's mean (median), {m['max']:.3g}x (max) {over}")

@@ -1,5 +1,5 @@
 """Exact numerics that know no model: bits, random variates, ranks and order statistics, covers, sums,
-interval passes over the month's hours, and a double-float simulation clock."""
+interval passes over the month's hours and the token totals they give, and a double-float simulation clock."""
 
 from . import clock as clock
 from .bits import bits as bits
@@ -10,13 +10,13 @@ from .cover import best_first as best_first
 from .cover import cover_count as cover_count
 from .cover import greedy_prefix as greedy_prefix
 from .fusion import materialise as materialise
-from .hours import EVENT_SIZES as EVENT_SIZES
-from .hours import TOKEN_BITS as TOKEN_BITS
-from .hours import flat_month_sums as flat_month_sums
-from .hours import month_sums as month_sums
+from .capacity import EVENT_SIZES as EVENT_SIZES
+from .capacity import TOKEN_BITS as TOKEN_BITS
+from .capacity import flat_month_sums as flat_month_sums
+from .capacity import month_sums as month_sums
+from .capacity import round_sums as round_sums
 from .hours import overlap as overlap
 from .hours import per_hour as per_hour
-from .hours import round_sums as round_sums
 from .paths import ar1 as ar1
 from .random import EXPONENTIAL_MAX as EXPONENTIAL_MAX
 from .random import NORMAL_MAX as NORMAL_MAX

@@ -1,9 +1,10 @@
-"""Studies over the models: sweeps, calibration, the bench and its NumPy month,
-manifests, and the report tables the commands print."""
+"""Studies over the models: sweeps, calibration and their grids, the bench and its
+NumPy month, manifests, and the report tables the commands print."""
 
 from . import bench as bench
 from . import calibrate as calibrate
 from . import figures as figures
+from . import grid as grid
 from . import manifest as manifest
 from . import numpy_month as numpy_month
 from . import reports as reports
@@ -13,5 +14,5 @@ from .calibrate import Calibration as Calibration
 from .sensitivity import Sensitivity as Sensitivity
 from .sweep import Sweep as Sweep
 
-__all__ = ["bench", "calibrate", "figures", "manifest", "numpy_month", "reports", "sensitivity", "sweep", "Calibration",
-           "Sensitivity", "Sweep"]
+__all__ = ["bench", "calibrate", "figures", "grid", "manifest", "numpy_month", "reports", "sensitivity", "sweep",
+           "Calibration", "Sensitivity", "Sweep"]

@@ -141,13 +141,14 @@ def pool_curve(pools=(8, 32, 128, 512, 4096), seconds: float = 3.0, scenario: st
 def _auto_chunk(sc, devices) -> int:
     """The chunk the engine picks for this scenario's long runs (its per-backend
     default, halved until a step fits the memory budget, as ``mc run`` does)."""
+    from ..engine import compile as compiler
     from ..engine import run as runner
 
     fleet_month, cols = model(sc)
     red, aux = engine.plan(cols)
     devs = engine.device_list(devices)
     _, _, chunk = runner.check_run_args(runner.MAX_N - 1, 0, None, len(devs), devs[0].platform)
-    return runner.fitted_step(fleet_month, red, tuple(devs), chunk, sc, aux, shrink=True)[1]
+    return compiler.fitted_step(fleet_month, red, tuple(devs), chunk, sc, aux, shrink=True)[1]
 
 
 def time_reference(month, sc, n: int, seed: int = 1) -> dict:

@@ -37,7 +37,7 @@ from typing import Any, Iterator
 
 from .. import _validate as v
 from .._version import __version__
-from ..engine import NoBar
+from ..engine import NoBar, use_compile_cache
 from . import dispatch
 
 AHEAD = 2  # units in flight per worker slot: one running, one waiting
@@ -70,14 +70,14 @@ def probe() -> dict:
     """Run on a worker: its versions, host and devices."""
     import jax
 
-    _compile_cache()
+    use_compile_cache()  # compiled steps kept between a worker's runs, as the command line keeps them
     return {**local_versions(), "host": socket.gethostname(), "backend": jax.default_backend(),
             "devices": [str(d) for d in jax.devices()]}
 
 
 def work(fn: Any, payload: Any, index: int) -> Any:
     """Run on a worker: one unit, with no bar (the driver counts units)."""
-    _compile_cache()
+    use_compile_cache()  # compiled steps kept between a worker's runs, as the command line keeps them
     out = fn(payload, NoBar())
     fault = os.environ.get(FAULT, "")
     k, _, marker = fault.partition(":")
@@ -85,18 +85,6 @@ def work(fn: Any, payload: Any, index: int) -> Any:
         Path(marker).write_text(f"{os.getpid()}\n")  # who was killed
         os.kill(os.getpid(), signal.SIGKILL)
     return out
-
-
-def _compile_cache() -> None:
-    """Compiled steps kept between a worker's runs, as the command line keeps them
-    (``JAX_COMPILATION_CACHE_DIR`` wins; ``MC_NO_COMPILE_CACHE=1`` turns it off)."""
-    if os.environ.get("MC_NO_COMPILE_CACHE") or os.environ.get("JAX_COMPILATION_CACHE_DIR"):
-        return
-    import jax
-
-    if not jax.config.jax_compilation_cache_dir:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        jax.config.update("jax_compilation_cache_dir", os.path.join(base, "mc", "jax"))
 
 
 def _import_ray(flag: str, value: Any):

@@ -35,8 +35,6 @@ folder's manifest always describes the table beside it; ``read`` verifies it.
 from __future__ import annotations
 
 import dataclasses
-import itertools
-import json
 import time
 import warnings
 from contextlib import closing
@@ -49,12 +47,11 @@ import pandas as pd
 from .. import _validate as v
 from .. import files
 from .._pytree import set_field
-from .._version import __version__
 from ..engine import describe
-from ..fleet import Scenario, field_names, simulate
-from ..fleet.scenario import pool_to_data
+from ..fleet import Scenario, simulate
 from . import derive, dispatch
 from . import manifest as manifests
+from .grid import Point, check_grid, flatten_grid, label, points
 from .store import FolderLock, Interrupted, reusable, tag, write_piece
 from .manifest import config_hash as _hash
 from .manifest import plain as _plain
@@ -135,101 +132,6 @@ def load(path: str | Path) -> Sweep:
     """A sweep from a TOML file (see ``Sweep.from_dict``)."""
     path = Path(path)
     return Sweep.from_dict(files.read_toml(path), path.parent)
-
-
-def flatten_grid(grid: Any, prefix: str = "") -> dict[str, Any]:
-    """``{"window": {"hours": [...]}}`` (TOML's unquoted dotted keys) → ``{"window.hours": [...]}``."""
-    if not isinstance(grid, dict):
-        v.fail("grid" + ("." + prefix.rstrip(".") if prefix else ""), grid,
-               "must be a table of field = [values]")
-    out: dict[str, Any] = {}
-    for key, val in grid.items():
-        if isinstance(val, dict):
-            out.update(flatten_grid(val, f"{prefix}{key}."))
-        else:
-            out[f"{prefix}{key}"] = val
-    return out
-
-
-def check_grid(grid: Any) -> None:
-    """Names and value lists of a grid, before any scenario is built."""
-    if not isinstance(grid, dict) or not grid:
-        v.fail("grid", grid, "must name at least one field with a list of values")
-    known = field_names()
-    for name, vals in grid.items():
-        if name not in known:
-            v.fail(f"grid.{name}", vals, "is not a scenario field; known: " + ", ".join(known))
-        if isinstance(vals, (str, bytes, dict)) or not hasattr(vals, "__len__"):
-            v.fail(f"grid.{name}", vals, "must be a list of values")
-        if len(vals) == 0:
-            v.fail(f"grid.{name}", list(vals), "must be a non-empty list of values")
-        labels = [json.dumps(_plain(x), sort_keys=True) for x in vals]
-        if len(set(labels)) != len(labels):
-            v.fail(f"grid.{name}", list(vals), "values must be distinct")
-
-
-# -- grid points ------------------------------------------------------------
-
-@dataclasses.dataclass(frozen=True)
-class Point:
-    """One grid point: its index, the values as given, its scenario and file key."""
-
-    index: int
-    values: dict[str, Any]   # field → value as written in the grid
-    labels: dict[str, Any]   # field → canonical value for the table (float hours, pool string, ...)
-    scenario: Scenario
-    key: str                 # hex hash naming points/<key>.parquet
-
-
-def describe_point(values: dict[str, Any]) -> str:
-    return "{" + ", ".join(f"{k}={_plain(x)!r}" for k, x in values.items()) + "}"
-
-
-def points(sweep: Sweep) -> list[Point]:
-    """Every grid point's scenario, all built (and validated) before anything runs.
-
-    Raises:
-        ParamError: naming the grid point and the field whose value is out of range.
-    """
-    fields = list(sweep.grid)
-    out = []
-    for index, combo in enumerate(itertools.product(*sweep.grid.values())):
-        values = dict(zip(fields, combo))
-        try:
-            scenario = sweep.base.replace(values)
-            for name, expr in sweep.derive.items():  # a column the point's month has
-                derive.check(f"derive.{name}", expr, derive.outputs(scenario))
-        except v.ParamError as err:
-            raise v.ParamError(f"grid point {index} {describe_point(values)}: {err}") from None
-        labels = {f: label(scenario, f) for f in fields}
-        key = _hash({"scenario": scenario.to_dict(), "n": sweep.n, "seed": sweep.seed,
-                     "derive": sweep.derive, "labels": labels, "version": _version()})[:20]
-        out.append(Point(index, values, labels, scenario, key))
-    return out
-
-
-def label(scenario: Scenario, field: str) -> Any:
-    """The canonical value of a dotted field in a scenario: plain float/int/str,
-    ``"16 x flagship"`` for a pool (JSON for custom cards), a short hash for a trace;
-    None for an eviction field the scenario's policy does not declare."""
-    if field == "pool":
-        data = pool_to_data(scenario.pool)
-        return data if isinstance(data, str) else json.dumps(data, sort_keys=True)
-    if field == "runset":
-        return scenario.runset
-    head, _, tail = field.partition(".")
-    if head == "eviction" and tail not in scenario.eviction.to_fields():
-        return None  # another policy's field: it does not apply
-    val = getattr(getattr(scenario, head), tail)
-    if isinstance(val, np.ndarray):
-        return f"<{val.size} values {_hash(val.tolist())[:8]}>"
-    if isinstance(val, (bool, np.bool_)):
-        return bool(val)
-    if isinstance(val, (int, np.integer)):
-        return int(val)
-    if isinstance(val, (float, np.floating)):
-        return float(val)
-    return val
 
 
 # -- one point's rows ---------------------------------------------------------
@@ -440,12 +342,6 @@ def read(out: str | Path) -> tuple[pd.DataFrame, dict]:
 def wide(table: pd.DataFrame, statistic: str) -> pd.DataFrame:
     """The rows of one statistic, one per grid point (convenient for plotting)."""
     return table[table["statistic"] == statistic].reset_index(drop=True)
-
-
-# -- helpers ------------------------------------------------------------------
-
-def _version() -> str:
-    return __version__
 
 
 __all__ = ["Sweep", "Point", "Outcome", "Interrupted", "identity", "load", "points", "point_unit", "run", "table",

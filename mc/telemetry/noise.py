@@ -6,7 +6,8 @@ Outside dips a sample is ``y = max(0, t·(1 + σ·ε))``. The clip is scale-free
 its mean sample over ``g(σ)``. ``σ`` is the censored-normal maximum-likelihood
 estimate from the residuals ``y/t − 1`` (a sample that reads 0 says only that
 ``1 + σ·ε ≤ 0``), from three sums per card, so a bootstrap over cards re-solves it
-from resampled sums.
+from resampled sums. ``law_warnings`` says in words where the spread of
+``k``-sample means departs from the ``1/sqrt(k)`` law.
 """
 
 from __future__ import annotations
@@ -18,6 +19,10 @@ import numpy as np
 
 _N = NormalDist()
 SIGMA_RANGE = (1e-4, 100.0)
+# The k-sample law is flagged when a spread departs from it by more than this share
+# and by more than Z_LAW standard errors of the spread (``law_warnings``).
+LAW_TOLERANCE = 0.10
+Z_LAW = 4.0
 
 
 def clipped_mean(sigma: float) -> float:
@@ -109,4 +114,24 @@ def k_spread(z: np.ndarray, clean: np.ndarray, ks: tuple[int, ...]) -> list[dict
         law = base / math.sqrt(k)
         out.append({"k": int(k), "spread": spread, "law": law, "ratio": spread / law if law > 0 else math.nan,
                     "means": int(means.size)})
+    return out
+
+
+def law_warnings(k_means: list[dict]) -> list[str]:
+    """A line for each ``k`` whose spread of ``k``-sample means departs from the
+    ``1/sqrt(k)`` law by more than ``LAW_TOLERANCE`` and ``Z_LAW`` standard errors
+    (a spread from ``m`` means errs by about ``1/sqrt(2m)`` of itself)."""
+    out = []
+    for x in k_means:
+        ratio, m = x["ratio"], x["means"]
+        if not math.isfinite(ratio) or m < 2:
+            continue
+        se = 1.0 / math.sqrt(2 * (m - 1))
+        if abs(ratio - 1) > LAW_TOLERANCE and abs(ratio - 1) > Z_LAW * se:
+            what = ("the noise is correlated in time (or dips too small to see are common): a window of "
+                    f"{x['k']} samples errs {ratio:.2f}x what the law says, and window.sigma_hour overstates "
+                    "what a longer window buys") if ratio > 1 else (
+                    f"a window of {x['k']} samples errs {ratio:.2f}x what the law says (the noise alternates): "
+                    "the law understates what a longer window buys")
+            out.append(f"k={x['k']}: {what}")
     return out

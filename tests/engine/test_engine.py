@@ -120,7 +120,7 @@ def test_parallel_count_layout_gives_the_cpu_results_bit_for_bit(preset):
     what the CPU layout gives, padding included."""
     import jax
 
-    from mc.engine import run as runner
+    from mc.engine import compile as compiler
     from mc.fleet import model
 
     sc = mc.presets.get(preset)
@@ -130,8 +130,8 @@ def test_parallel_count_layout_gives_the_cpu_results_bit_for_bit(preset):
     aux = engine.ranges_from(engine.first_chunk(fm, sc, 256, reducer=red, aux=aux, seed=3, chunk=256), aux)
     devs = tuple(engine.device_list(None))
     args = (np.int32(3), np.uint32(0), np.int32(200), sc, aux)  # 56 padded months
-    cpu = runner.step_fn(fm, _AsIs(red), devs, 256)(*args)
-    gpu = runner.step_fn(fm, _AsIs(red.on("gpu")), devs, 256)(*args)
+    cpu = compiler.step_fn(fm, _AsIs(red), devs, 256)(*args)
+    gpu = compiler.step_fn(fm, _AsIs(red.on("gpu")), devs, 256)(*args)
     flat_c, tree_c = jax.tree_util.tree_flatten(cpu)
     flat_g, tree_g = jax.tree_util.tree_flatten(gpu)
     assert tree_c == tree_g
@@ -141,9 +141,9 @@ def test_parallel_count_layout_gives_the_cpu_results_bit_for_bit(preset):
 
 def test_compile_for_takes_the_platform_options_and_drops_unknown_ones(monkeypatch):
     import jax
-    from mc.engine import run as runner
+    from mc.engine import compile as compiler
 
     lowered = jax.jit(lambda x: x * 2.0).lower(np.float32(1.0))
-    assert float(runner.compile_for(lowered, "cpu")(np.float32(3.0))) == 6.0
-    monkeypatch.setitem(runner.COMPILER_OPTIONS, "cpu", {"xla_no_such_option_of_any_release": 1})
-    assert float(runner.compile_for(lowered, "cpu")(np.float32(3.0))) == 6.0
+    assert float(compiler.compile_for(lowered, "cpu")(np.float32(3.0))) == 6.0
+    monkeypatch.setitem(compiler.COMPILER_OPTIONS, "cpu", {"xla_no_such_option_of_any_release": 1})
+    assert float(compiler.compile_for(lowered, "cpu")(np.float32(3.0))) == 6.0

@@ -67,15 +67,15 @@ def test_the_budget_defaults_to_a_quarter_of_the_memory(monkeypatch):
 def test_compiled_steps_are_bounded_and_can_be_dropped(monkeypatch):
     # Each compiled program holds memory maps of its own: a process compiling
     # without end keeps only the most recent few.
-    from mc.engine import run as engine_run
+    from mc.engine import compile as engine_compile
 
-    monkeypatch.setattr(engine_run, "FITTED_MAX", 2)
+    monkeypatch.setattr(engine_compile, "FITTED_MAX", 2)
     engine.clear_caches()
     for chunk in (8, 16, 32):
         _stream_chunk(chunk=chunk)
-    assert len(engine_run._FITTED) == 2
-    assert {key[3] for key in engine_run._FITTED} == {16, 32}  # the oldest went first
+    assert len(engine_compile._FITTED) == 2
+    assert {key[3] for key in engine_compile._FITTED} == {16, 32}  # the oldest went first
     _stream_chunk(chunk=16)  # a kept one is used again, and becomes the newest
-    assert list(engine_run._FITTED)[-1][3] == 16
+    assert list(engine_compile._FITTED)[-1][3] == 16
     engine.clear_caches()
-    assert not engine_run._FITTED and engine_run.step_fn.cache_info().currsize == 0
+    assert not engine_compile._FITTED and engine_compile.step_fn.cache_info().currsize == 0

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from mc.engine import Z95, describe, of_columns, pass_count, wilson
+from mc.engine import Z95, describe, mean_figure, mean_half, mean_interval, of_columns, pass_count, wilson
 
 
 @pytest.mark.parametrize("k, n, lo, hi", [
@@ -46,3 +46,20 @@ def test_quantiles_among_exact_zeros_are_zero():
             if exact["stats"][col][q] == 0.0:
                 assert streamed["stats"][col][q] == 0.0, (col, q)
     assert streamed["stats"]["wrong_share"]["p50"] == 0.0
+
+
+def test_mean_interval_is_the_standard_error_of_the_sample():
+    """Z95 · s / sqrt(n) with s the sample sd (n − 1), from a sample, per column,
+    and from a population std as mean_figure gives it; none below two months."""
+    x = np.array([3.0, 5.0, 4.0, 8.0])
+    half = Z95 * x.std(ddof=1) / math.sqrt(4)
+    assert mean_interval(x) == pytest.approx((5.0, 5.0 - half, 5.0 + half), rel=1e-15)
+    assert mean_half(x.std(), 4) == pytest.approx(half, rel=1e-15)
+    f = mean_figure(5.0, float(x.std()), 4)
+    assert (f["lo"], f["hi"]) == pytest.approx((5.0 - half, 5.0 + half), rel=1e-15)
+    cols = np.stack([x, 2 * x], axis=1)  # (months, columns)
+    mean, lo, hi = mean_interval(cols)
+    np.testing.assert_allclose(mean, [5.0, 10.0])
+    np.testing.assert_allclose(hi - mean, [half, 2 * half], rtol=1e-14)
+    np.testing.assert_allclose(mean_half(cols.std(axis=0), np.array([4, 1])), [half, np.nan], rtol=1e-14)
+    assert all(math.isnan(v) for v in mean_interval([7.0])[1:])

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mc.kernels import EVENT_SIZES, flat_month_sums, month_sums, overlap, per_hour, round_sums
+from mc.kernels import capacity as capacity_mod
 from mc.kernels import hours as hours_mod
 from mc.units import HOURS
 
@@ -229,7 +230,7 @@ def test_flat_month_sums_routes_each_month(usual, spilling):
     has in a chunk of its own."""
     rng = np.random.default_rng(100 * usual + spilling)
     B, G, S = 48, 12, 8
-    assert B // hours_mod.SPILL_SHARE == 3 and usual in EVENT_SIZES
+    assert B // capacity_mod.SPILL_SHARE == 3 and usual in EVENT_SIZES
     live = rng.integers(0, usual + 1, B)
     where = rng.choice(B, spilling, replace=False)
     live[where] = rng.integers(usual + 1, G * S + 1, spilling)
@@ -252,8 +253,8 @@ def test_event_totals_matches_brute_force_at_shared_event_hours():
     w = np.array([[3000.0, 5000.0, 4000.0, 2500.0, 7000.0, 9000.0, 8000.0, 100.0]], np.float32)
     rate, level = np.float32([12000.0]), np.float32([9000.0])
     _, top = jnp.frexp(jnp.float32(12000.0))
-    k = jnp.minimum(hours_mod._scale(jnp.asarray(w), hours_mod._LOSS), hours_mod._RATE - top)
-    totals = jax.jit(hours_mod._event_totals, static_argnums=6)
+    k = jnp.minimum(hours_mod._scale(jnp.asarray(w), capacity_mod._LOSS), capacity_mod._RATE - top)
+    totals = jax.jit(capacity_mod._event_totals, static_argnums=6)
     got = np.asarray(totals(*(jnp.asarray(x) for x in (b, e, w)), k, jnp.asarray(rate), jnp.asarray(level), HOURS))[0]
     expect = brute_sums(b, e, w, np.array([8]), 12000.0, np.full(HOURS, 9000.0))
     np.testing.assert_allclose(got, expect, rtol=1e-6, atol=1e-3)

@@ -51,11 +51,25 @@ def test_summarise_matches_plain_arithmetic():
               "n_replaced": np.zeros(400, int)}
     s = cal.summarise(months)
     bill = months["bill"] / 100
-    half = 1.959963984540054 * bill.std() / np.sqrt(400)
+    half = 1.959963984540054 * bill.std(ddof=1) / np.sqrt(400)  # the sample sd over the root of n
     assert s["bill"] == pytest.approx((bill.mean(), bill.mean() - half, bill.mean() + half))
     k = int(months["p_capacity_fail"].sum())
     assert s["p_capacity_fail"][0] == k / 400 and s["p_capacity_fail"][1] < k / 400 < s["p_capacity_fail"][2]
     assert s["p_convergence_fail"] == (0.0, 0.0, pytest.approx(s["p_convergence_fail"][2]))
+
+
+def test_policy_lists_given_alone_pick_the_policies():
+    """Over the default grid, a policy's own list chooses the policies that declare
+    it (of those the grid names, when some do); a file's grid is only updated."""
+    base = presets.get("golden-idler")  # share, with share and threshold in its default grid
+    g = cal.with_given(cal.default_grid(base), {"eviction.share": [0.0, 0.2]}, default=True)
+    assert g["eviction.policy"] == ["share"] and "eviction.theta" not in g and g["eviction.share"] == [0.0, 0.2]
+    g = cal.with_given(cal.default_grid(base), {"eviction.max_share": [0.5]}, default=True)
+    assert g["eviction.policy"] == ["threshold"] and "eviction.share" not in g and "eviction.theta" in g
+    g = cal.with_given(cal.default_grid(base), {"eviction.share": [0.1], "eviction.theta": [0.8]}, default=True)
+    assert g["eviction.policy"] == ["share", "threshold"]
+    g = cal.with_given({"window.hours": [24.0]}, {"eviction.share": [0.1]}, default=False)
+    assert g == {"window.hours": [24.0], "eviction.share": [0.1]}
 
 
 def test_grid_expansion_follows_the_policy():

@@ -61,7 +61,7 @@ def test_fit_out_writes_a_scenario_that_loads(rows, tmp_path, capsys):
 
 
 def test_law_warnings_flag_correlated_noise():
-    from mc.cli.fit import law_warnings
+    from mc.telemetry.noise import law_warnings
 
     fine = [{"k": 1, "ratio": 1.0, "means": 10_000}, {"k": 64, "ratio": 1.03, "means": 150}]
     assert law_warnings(fine) == []

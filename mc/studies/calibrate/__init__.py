@@ -45,19 +45,20 @@ Settings that differ only in outputs the figures do not show (``capacity_tokens`
 figures equal the recommendation's on one line rather than as runners-up (the
 JSON report keeps them as rows).
 
-The grid (``_grid``) feeds the race (``_race``), whose rows make the answer
-(``_report``); ``calibrate`` (``_search``) runs the three in turn.
+The grid (``mc.studies.grid``) feeds the race (``_race``), whose rows make the
+answer (``_report``); ``calibrate`` (``_search``) runs the three in turn.
 """
 
 from ._figures import FIGURES as FIGURES
 from ._figures import OBJECTIVES as OBJECTIVES
 from ._figures import month_figures as month_figures
 from ._figures import summarise as summarise
-from ._grid import MAX_SETTINGS as MAX_SETTINGS
-from ._grid import default_grid as default_grid
-from ._grid import load_grid as load_grid
-from ._grid import policy_fields as policy_fields
-from ._grid import settings as settings
+from ..grid import MAX_SETTINGS as MAX_SETTINGS
+from ..grid import default_grid as default_grid
+from ..grid import load_grid as load_grid
+from ..grid import policy_fields as policy_fields
+from ..grid import settings as settings
+from ..grid import with_given as with_given
 from ._race import DEFAULT_FIRST as DEFAULT_FIRST
 from ._race import DEFAULT_N as DEFAULT_N
 from ._race import JUDGES as JUDGES
@@ -67,4 +68,4 @@ from ._report import save as save
 from ._search import calibrate as calibrate
 
 __all__ = ["Calibration", "DEFAULT_FIRST", "DEFAULT_N", "FIGURES", "JUDGES", "MAX_SETTINGS", "OBJECTIVES", "calibrate",
-           "default_grid", "load_grid", "month_figures", "pareto", "policy_fields", "save", "settings", "summarise"]
+           "default_grid", "load_grid", "month_figures", "pareto", "policy_fields", "save", "settings", "summarise", "with_given"]

@@ -7,12 +7,11 @@ mean, Wilson for a probability (``FIGURES``).
 
 from __future__ import annotations
 
-import math
 
 import jax.numpy as jnp
 import numpy as np
 
-from ...engine import Z95, wilson
+from ...engine import mean_half, wilson
 from ...fleet import autoscaler as fleet_autoscaler
 from ...fleet import month as fleet_month
 from ...kernels import fingerprint
@@ -76,7 +75,7 @@ def summarise(months: dict[str, np.ndarray]) -> dict[str, tuple[float, float, fl
             else:
                 xf = x.astype(np.float64)
                 mean, sd = float(xf.mean()), float(xf.std())
-            half = Z95 * sd / math.sqrt(m)
+            half = mean_half(sd, m)
             res[name] = (mean, mean - half, mean + half)
     return res
 

@@ -10,17 +10,16 @@ limit. At the end every member of a finishing row runs its row's months too.
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from ... import _validate as v
 from ..._pytree import set_field
-from ...engine import Z95
+from ...engine import mean_interval
 from .. import blocks, dispatch
+from ..grid import Setting
 from ._figures import host_values, month_figures, objective_values, summarise
-from ._grid import Setting
 
 JUDGES = ("upper", "point")
 DEFAULT_N = 4_096
@@ -109,8 +108,7 @@ def _ties(s: dict) -> tuple:
 
 def _surely_worse(row: Row, lead: Row, objective: str) -> bool:
     d = objective_values(row.months, objective) - objective_values(lead.months, objective)
-    half = Z95 * float(d.std()) / math.sqrt(d.size)
-    return float(d.mean()) - half > 0
+    return mean_interval(d)[1] > 0
 
 
 def race(found: list[Setting], limits: Limits, objective: str, *, n: int, first: int, seed: int,

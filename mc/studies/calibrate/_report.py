@@ -6,18 +6,17 @@ recommendation and its saving; written as ``candidates.parquet`` and
 from __future__ import annotations
 
 import dataclasses
-import math
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 
-from ...engine import Z95, figure
+from ...engine import figure, mean_interval
 from .. import manifest
 from ..store import FolderLock, tag
+from ..grid import Setting, own_value
 from ._figures import FIGURES, OBJECTIVES, summarise
-from ._grid import Setting, own_value
 from ._race import Limits, Row
 
 
@@ -151,8 +150,7 @@ def _paired_saving(table: pd.DataFrame, cur: int, best: int) -> tuple[float, flo
     a, b = table.loc[cur, "_row"], table.loc[best, "_row"]
     m = min(a.m, b.m)
     d = (a.months["bill"][:m] - b.months["bill"][:m]).astype(np.float64) / 100.0
-    half = Z95 * float(d.std()) / math.sqrt(m)
-    return float(d.mean()), float(d.mean()) - half, float(d.mean()) + half
+    return mean_interval(d)
 
 
 class Ranked(NamedTuple):

@@ -8,8 +8,8 @@ from typing import Any
 from ... import _validate as v
 from ...fleet import Scenario
 from .. import dispatch
+from ..grid import Setting, default_grid, own_value, setting_name, settings
 from ._figures import OBJECTIVES
-from ._grid import Setting, default_grid, own_value, setting_name, settings
 from ._race import DEFAULT_FIRST, DEFAULT_N, Limits, race
 from ._report import Calibration, rank
 
