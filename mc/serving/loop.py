@@ -79,7 +79,8 @@ def iteration(st: Queue, v: View, lin, lout, final, consts, s_t, static: bool, S
     is going (and passes ``v.gate``); other rows keep their state. Returns the new
     state and what the iteration did: ``moved`` (rows, 1) bool, the prefill's end
     ``t1``, the run's ``A``, ``B``, ``k`` and active count ``c``, joiners ``m``,
-    one-token joiners ``one`` and departures at the run's end ``done``."""
+    one-token joiners ``one``, departures at the run's end ``done`` and the joiners'
+    final contexts summed, ``tokens``."""
     rows_n = st.head.shape[0]
     mb, mw, base, kvs, pf, kvt = (consts[k] for k in CONSTS)
     f32, i32 = jnp.float32, jnp.int32
@@ -173,7 +174,8 @@ def iteration(st: Queue, v: View, lin, lout, final, consts, s_t, static: bool, S
                 steps=st.steps + counted, active=st.active + counted * c)
     kept = {k: (clock.where if isinstance(x, tuple) else jnp.where)(go, x, getattr(st, k)) for k, x in step.items()}
     info = dict(moved=go, t1=t1, A=A, B=B, k=k, c=c, m=m, one=jnp.sum(one, axis=1, keepdims=True, dtype=i32),
-                done=jnp.sum(done, axis=1, keepdims=True, dtype=i32))
+                done=jnp.sum(done, axis=1, keepdims=True, dtype=i32),
+                tokens=jnp.sum(jnp.where(take, v.length(final, j), 0), axis=1, keepdims=True, dtype=i32))
     return st._replace(wait=wait, ttft=ttft, e2e=e2e, **kept), info
 
 
