@@ -149,7 +149,8 @@ def replication(key: jax.Array, pp: PoolParams) -> dict:
     w = p.warmup
     tail = r["ttft"][w:] >= out["ttft_p95"]
     on_slow = slow[r["card"][w:]]
-    out["slow_tail_share"] = jnp.sum(tail & on_slow).astype(jnp.float32) / jnp.maximum(jnp.sum(tail), 1)
+    out["slow_tail_share"] = (jnp.sum(tail & on_slow).astype(jnp.float32)
+                              / jnp.maximum(jnp.sum(tail), 1).astype(jnp.float32))
     out["slowest_speed"] = jnp.min(r["speed"])
     return {**{k: out[k] for k in POOL_COLUMNS}, **{f"util_{i}": util[i] for i in range(C)}}
 
