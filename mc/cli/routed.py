@@ -5,13 +5,13 @@ cards runs on the same draws beside it: the lemons' cost in p95."""
 
 from __future__ import annotations
 
-import math
+import sys
 
 from .. import _validate as v
 from .. import engine
 from ..fleet.routing import scenario_speeds
 from ..serving import latency as lat
-from ..serving import routed
+from ..serving import routed, slo
 from ..serving.routers import ROUTERS
 from ._common import print_json
 
@@ -69,15 +69,31 @@ def _rate(pool: routed.RoutedPool, args) -> float:
 
 
 def run(args, s: lat.Serving, traffic, head, table, progress) -> int:
-    if args.slo_ttft is not None:
-        v.fail("slo-ttft", args.slo_ttft, "with --cards is not simulated yet: give the pool's --rate or --load")
     pool, fair = check(args, s)
-    rate = _rate(pool, args)
+    if args.slo_ttft is not None and (args.rate is not None or args.load is not None):
+        v.fail("slo-ttft", args.slo_ttft, "searches for the pool's rate: leave out --rate and --load")
+    slo.check_slo(1.0 if args.slo_ttft is None else args.slo_ttft, args.percentile, args.share, args.rel_tol)
+    rate = pool.capacity_rate() if args.slo_ttft is not None else _rate(pool, args)
     pool.params(rate, percentile=args.percentile)
     reps = lat.check_replications(s, args.replications, default=100)
     engine.check_run_args(1, args.seed, args.chunk)
     kw = dict(seed=args.seed, percentile=args.percentile, chunk=args.chunk, progress=progress)
-    res = routed.simulate(pool, rate, reps, **kw)
+    found = None
+    if args.slo_ttft is None:
+        res = routed.simulate(pool, rate, reps, **kw)
+    else:
+        log = None if args.quiet or (args.json and not args.progress) else (lambda m: print(m, file=sys.stderr))
+        got = slo.slo_rate(pool, args.slo_ttft, percentile=args.percentile, share=args.share, replications=reps,
+                           seed=args.seed, rel_tol=args.rel_tol, chunk=args.chunk, progress=progress, log=log)
+        res, rate = got.result, got.rate
+        m = res.summary["pass"]["slo"]
+        found = {"slo_ttft": got.slo_ttft, "percentile": got.percentile, "share": got.share,
+                 "rate": engine.figure(got.rate, units="req/s"),
+                 "load": engine.figure(got.rate / pool.capacity_rate(), units=""),
+                 "share_meeting": engine.figure(m["rate"], m["lo"], m["hi"], "share"),
+                 "slo_rated_tok_s": engine.figure(got.tok_s, units="tok/s"),
+                 "slo_rated_tok_s_per_card": engine.figure(got.tok_s / pool.cards, units="tok/s"),
+                 "tried": got.tried}
     if not res.replications:
         raise KeyboardInterrupt
     tr = traffic(s, res.rate)
@@ -85,6 +101,8 @@ def run(args, s: lat.Serving, traffic, head, table, progress) -> int:
     tr["capacity_rate"] = pool.capacity_rate()
     out = {"serving": s.as_dict(), "pool": pool.as_dict(), "traffic": tr, "replications": res.replications,
            "seed": args.seed, "figures": res.figures(), "bands": res.bands(), "per_card": res.per_card()}
+    if found is not None:
+        out["slo"] = found
     other = None
     if fair is not None and not res.summary.get("partial"):
         other = routed.simulate(fair, rate, reps, **kw)
@@ -103,6 +121,10 @@ def run(args, s: lat.Serving, traffic, head, table, progress) -> int:
           f"{tr['capacity_rate']:.4g} req/s")
     runs = "one replay" if s.replay else f"{res.replications} replications"
     print(f"{runs} of {s.n:,} requests (after {s.warmup:,} warm-up){' (PARTIAL)' if out.get('partial') else ''}:")
+    if found is not None:
+        print(f"pool SLO p{found['percentile']:g} TTFT <= {found['slo_ttft']:g} s: {rate:.4g} requests/s "
+              f"(offered load {found['load']['value']:.3g}); SLO-rated {found['slo_rated_tok_s']['value']:,.0f} "
+              f"tok/s, {found['slo_rated_tok_s_per_card']['value']:,.0f} per card")
     print("\n".join(table(res)))
     f = out["figures"]["slow_tail_share"]
     u = sorted(out["per_card"]["utilisation"])

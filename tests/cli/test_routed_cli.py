@@ -68,3 +68,13 @@ def test_a_scenario_of_several_classes_is_refused(capsys, tmp_path):
     assert main(SMALL + ["--rate", "5", "--cards", "4", "--scenario", str(f)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "several card classes" in err, err
+
+
+def test_the_pools_slo_rate(capsys):
+    assert main(SMALL + ["--cards", "2", "--speeds", "1,0.65", "--batcher", "continuous", "--replications", "6",
+                         "--slo-ttft", "0.5", "--rel-tol", "0.1", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    got = out["slo"]
+    assert got["rate"]["value"] == pytest.approx(out["traffic"]["rate"])
+    assert got["slo_rated_tok_s_per_card"]["value"] == pytest.approx(got["slo_rated_tok_s"]["value"] / 2)
+    assert any(not t["meets"] for t in got["tried"]) and any(t["meets"] for t in got["tried"])
