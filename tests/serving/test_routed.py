@@ -135,3 +135,12 @@ def test_least_requests_is_no_worse_than_random():
 def test_bad_pools_are_refused(kw, match):
     with pytest.raises(ParamError, match=match):
         P.RoutedPool(L.Serving(**KW), **kw)
+
+
+@pytest.mark.slow
+def test_results_do_not_depend_on_the_chunk():
+    s = L.Serving(batcher="continuous", n=150, warmup=30, **KW)
+    pool = P.RoutedPool(s, cards=3, router="least_tokens", speeds=(1, 0.7, 1.2))
+    a = P.simulate(pool, 30.0, 6, chunk=1).samples
+    b = P.simulate(pool, 30.0, 6, chunk=3).samples
+    np.testing.assert_array_equal(a.to_numpy(), b.to_numpy())
