@@ -7,6 +7,7 @@ import json
 import sys
 
 import pandas as pd
+from matplotlib.ticker import FormatStrFormatter
 
 import _data
 import style
@@ -30,6 +31,9 @@ for ax, (label, _) in zip(axes[:2], cfg["traffics"]):
         ax.plot(g["load"], g["drawn_p95"], "-", marker=_data.MARKERS[i], ms=3, lw=1.2, color=c, label=router)
         ax.plot(g["load"], g["median_p95"], ":", lw=1.0, color=c)
     ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
+    ax.yaxis.set_minor_formatter(FormatStrFormatter("%g"))
+    ax.tick_params(axis="y", which="minor", labelsize="x-small")
     ax.set_xlabel("offered load (pool rate / capacity)", fontsize="small")
     ax.set_title(label, fontsize="small")
 axes[0].set_ylabel("p95 TTFT (s), median over replications", fontsize="small")
