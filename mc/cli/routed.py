@@ -17,7 +17,7 @@ from ._common import print_json
 
 
 def add_args(p) -> None:
-    g = p.add_argument_group("a pool behind a router (SPEC 9)")
+    g = p.add_argument_group("a pool behind a router (docs/model.md §9)")
     g.add_argument("--cards", type=int, default=None,
                    help="simulate N cards of this configuration behind a router, at the pool's --rate or --load")
     g.add_argument("--router", default=None, metavar="NAME",
