@@ -38,6 +38,7 @@ from .routers import ROUTERS
 
 ROUTE_STREAM, SPEED_STREAM = 3, 4
 MAX_CARDS = 4096
+MAX_CELLS = 2**28  # cards x requests per replication: 1 GiB of routing lists
 TIMES = ("step_base", "step_kv", "prefill_token")  # divided by a card's speed
 POOL_COLUMNS = COLUMNS[:-1] + ("slow_tail_share", "slowest_speed", "pass_slo")
 
@@ -87,6 +88,10 @@ class RoutedPool:
             object.__setattr__(self, "speeds", sp)
         if self.lottery is not None and not callable(self.lottery):
             raise TypeError(f"lottery must be a function (key, cards) -> factors, not {type(self.lottery).__name__}")
+        n = self.serving.n + self.serving.warmup
+        if self.cards * n > MAX_CELLS:
+            v.fail("cards", self.cards, f"times {n:,} requests must be at most {MAX_CELLS:,} (each card keeps a list "
+                   "of the pool's requests routed to it)")
         if self.router == "least_tokens":
             s = self.serving
             if (s.n + s.warmup) * s.longest_context() > 2**31 - 1:

@@ -144,3 +144,8 @@ def test_results_do_not_depend_on_the_chunk():
     a = P.simulate(pool, 30.0, 6, chunk=1).samples
     b = P.simulate(pool, 30.0, 6, chunk=3).samples
     np.testing.assert_array_equal(a.to_numpy(), b.to_numpy())
+
+
+def test_a_pool_too_large_for_its_routing_lists_is_refused():
+    with pytest.raises(ParamError, match="cards=4096"):
+        P.RoutedPool(L.Serving(n=2**17, **KW), cards=4096)
