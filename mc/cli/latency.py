@@ -10,6 +10,7 @@ from .. import engine, files, serving
 from ..serving import catalogue
 from ..serving import latency as lat
 from ..serving import queue, slo
+from . import routed as routed_cli
 from ._common import add_progress, print_json, progress_of
 
 _SHOWN = (("ttft_p50", "TTFT p50"), ("ttft_p95", "TTFT p95"), ("ttft_p99", "TTFT p99"), ("wait_mean", "mean wait"),
@@ -112,6 +113,9 @@ def _head(s: lat.Serving) -> str:
 
 
 def run(args) -> int:
+    if routed_cli.wanted(args):
+        log = None if args.log is None else files.read_request_log(args.log, columns=args.columns)
+        return routed_cli.run(args, _config(args, log), traffic, _head, _table, progress_of(args))
     s, rate, price = _check(args)
     progress = progress_of(args)
     reps = lat.check_replications(s, args.replications, default=100)
@@ -236,5 +240,6 @@ def register(sub) -> None:
     p.add_argument("--chunk", type=int, default=None, help="replications per device batch (default: automatic)")
     p.add_argument("--price-hour", type=float, default=None, help="$ per card-hour, to add tokens per dollar")
     p.add_argument("--json", action="store_true", help="print a JSON object")
+    routed_cli.add_args(p)
     add_progress(p, unit="replications")
     p.set_defaults(func=run)

@@ -181,7 +181,7 @@ def _log_entry(entry: dict, folder: str | Path) -> dict:
     log, columns = entry.get("log"), entry.pop("columns", None)
     if not isinstance(log, str):
         v.fail(f"{where}.log", log, "must be the path of a request log (CSV, JSONL or Parquet)")
-    if entry.get("rated_from") != "slo":
+    if entry.get("rated_from") not in ("slo", "pool-slo"):
         v.fail(f"{where}.log", log, "is read by a card rated from its SLO (rated_from = \"slo\")")
     entry["log"] = read_request_log(Path(folder) / log, columns=columns)
     return entry

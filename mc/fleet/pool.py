@@ -13,7 +13,7 @@ from .. import _validate as v
 from .._pytree import set_field
 from ..serving import card as serving_card
 from ..units import HOURS
-from ..serving import latency, slo
+from ..serving import latency, routed, slo
 
 # A month's bill is summed on the device in int32 cents; this bounds it.
 MAX_POOL_CENTS = v.INT32_MAX
@@ -111,12 +111,19 @@ SLO_SEARCH = {"slo_ttft": None, "percentile": 95.0, "share": 0.9, "replications"
 SLO_QUEUE = tuple(f.name for f in dataclasses.fields(latency.Serving))
 
 
+POOL_SLO = {"router": "least_requests", "speeds": None}  # a pool rated at its SLO (SPEC §9)
+
+
 @lru_cache(maxsize=None)
-def _slo_tok_s(queue: latency.Serving, search: tuple) -> float:
-    return slo.slo_rate(queue, **dict(search)).tok_s
+def _slo_tok_s(queue: latency.Serving, search: tuple, pool: tuple | None = None) -> float:
+    if pool is None:
+        return slo.slo_rate(queue, **dict(search)).tok_s
+    cards, router, speeds = pool
+    target = routed.RoutedPool(queue, cards=cards, router=router, speeds=speeds)
+    return slo.slo_rate(target, **dict(search)).tok_s / cards
 
 
-def slo_card(entry: Mapping[str, Any]) -> CardClass:
+def slo_card(entry: Mapping[str, Any], count: int | None = None) -> CardClass:
     """A card class whose rated rate is its SLO-rated tok/s (SPEC §7): the median
     throughput at the highest arrival rate whose ``percentile`` TTFT is at most
     ``slo_ttft`` in at least ``share`` of ``replications``.
@@ -129,10 +136,15 @@ def slo_card(entry: Mapping[str, Any]) -> CardClass:
     prompt_mean, ..., and real traffic: ``arrivals``, ``cv``, ``log``, ``lengths``,
     ``block``, ``replay``).
     The same entry is searched once per process.
+
+    ``rated_from = "pool-slo"`` (SPEC §9): the entry's ``count`` cards behind
+    ``router`` (default least_requests; ``speeds`` optional, one factor per card)
+    are searched together, and each card is rated at the pool's SLO tok/s divided
+    by the count.
     """
     entry = dict(entry)
-    v.choice("rated_from", entry.pop("rated_from", None), ["slo"])
-    known = {"name", *PRICES, *RENAMED, *SLO_SEARCH, *SLO_QUEUE}
+    kind = v.choice("rated_from", entry.pop("rated_from", None), ["slo", "pool-slo"])
+    known = {"name", *PRICES, *RENAMED, *SLO_SEARCH, *SLO_QUEUE, *(POOL_SLO if kind == "pool-slo" else ())}
     for key in entry:
         if key not in known:
             v.fail(f"pool.{key}", entry[key], "is not a field of an SLO-rated card; known: " + ", ".join(sorted(known)))
@@ -142,13 +154,19 @@ def slo_card(entry: Mapping[str, Any]) -> CardClass:
     name = entry.pop("name", f"{entry['model']}@{entry['gpu']}")
     price = entry_price(entry, f"pool.{name}")
     search = {k: entry.pop(k, d) for k, d in SLO_SEARCH.items()}
+    pool = None
+    if kind == "pool-slo":
+        router, speeds = (entry.pop(k, d) for k, d in POOL_SLO.items())
+        pool = (count, router, None if speeds is None else tuple(speeds))
     queue = latency.Serving(**entry)
+    if pool is not None:
+        pool = (routed.RoutedPool(queue, cards=count, router=pool[1], speeds=pool[2]).cards, pool[1], pool[2])
     # Checked before the search is looked up by value (a list is not hashable).
     search["slo_ttft"], search["percentile"], search["share"], search["rel_tol"] = slo.check_slo(
         search["slo_ttft"], search["percentile"], search["share"], search["rel_tol"])
     search["replications"] = latency.check_replications(queue, search["replications"], default=100)
     search["seed"] = v.count("seed", search["seed"], lo=0)
-    return CardClass(name=name, rated=_slo_tok_s(queue, tuple(sorted(search.items()))), price=price)
+    return CardClass(name=name, rated=_slo_tok_s(queue, tuple(sorted(search.items())), pool), price=price)
 
 
 FLAGSHIP = CardClass("flagship", 7000.0, 2600.0)

@@ -174,7 +174,7 @@ def pool_from_data(data: Any) -> Pool:
             item = dict(item)
             n = item.pop("count")
             if "rated_from" in item:
-                card = slo_card(item)
+                card = slo_card(item, count=n)
             elif "gpu" in item:
                 card = hardware_card(item)
             elif "card" in item:

@@ -1,11 +1,14 @@
-"""Serving (SPEC §5, §7): what one card does for one model, from its catalogue entry,
-and its latency under a batcher."""
+"""Serving (SPEC §5, §7, §9): what one card does for one model, from its catalogue entry,
+its latency under a batcher, and a pool of cards behind a router."""
 
 from . import catalogue as catalogue
 from . import arrivals as arrivals
 from . import latency as latency
 from . import loop as loop
 from . import queue as queue
+from . import routed as routed
+from . import routedloop as routedloop
+from . import routers as routers
 from . import slo as slo
 from . import traffic as traffic
 from .arithmetic import MEM_UTIL as MEM_UTIL
@@ -25,6 +28,6 @@ from .slo import SLORating as SLORating
 from .slo import slo_rate as slo_rate
 from .traffic import RequestLog as RequestLog
 
-__all__ = ["arrivals", "catalogue", "latency", "loop", "queue", "slo", "traffic", "RequestLog", "MEM_UTIL", "PREFILL_UTIL", "Card", "card", "kv_bytes_per_token", "prefill_seconds",
+__all__ = ["arrivals", "catalogue", "latency", "loop", "queue", "routed", "routedloop", "routers", "slo", "traffic", "RequestLog", "MEM_UTIL", "PREFILL_UTIL", "Card", "card", "kv_bytes_per_token", "prefill_seconds",
            "seats", "step_seconds", "tokens_per_dollar", "weight_bytes", "LatencyResult", "Serving", "SLORating",
            "simulate_latency", "slo_rate"]

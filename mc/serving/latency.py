@@ -58,12 +58,11 @@ def _percentile(sorted_x: jax.Array, q) -> jax.Array:
     return jnp.where(frac >= 0.5, b - d * (1 - frac), a + d * frac)
 
 
-def replication(key: jax.Array, p: Params) -> dict:
-    """One replication's figures (SPEC §7), () each: p50/p95/p99 and the SLO's
-    percentile of TTFT (s), p50/p95/p99 end-to-end (s), mean wait (s), mean
-    inter-token latency (s; NaN when every answer is one token), throughput
-    (output tok/s), utilisation, mean batch, and ``pass_slo``."""
-    r = requests(key, p)
+def request_figures(r: dict, p: Params) -> tuple[dict, jax.Array]:
+    """The figures of one replication's measured requests (``r`` as ``requests``
+    gives it: ``arrival``, ``wait``, ``ttft``, ``e2e``, ``answer``), () each:
+    every column but ``utilisation`` and ``mean_batch``; and the measured span (s,
+    first measured arrival to last measured finish)."""
     w = p.warmup
     ttft, e2e, wait = r["ttft"][w:], r["e2e"][w:], r["wait"][w:]
     answer = r["answer"][w:]
@@ -73,7 +72,6 @@ def replication(key: jax.Array, p: Params) -> dict:
     n_itl = jnp.sum(many, dtype=jnp.int32)
     span = jnp.max(clock.sub((r["arrival"][0][w:], r["arrival"][1][w:]),
                              (r["arrival"][0][w], r["arrival"][1][w])) + e2e)
-    tail = r["end"] - span  # busy without a break after the last measured finish
     tokens = jnp.sum(answer, dtype=jnp.int32).astype(jnp.float32)
     q = _percentile(st, p.percentile)
     return {"ttft_p50": _percentile(st, 50.0), "ttft_p95": _percentile(st, 95.0),
@@ -81,11 +79,21 @@ def replication(key: jax.Array, p: Params) -> dict:
             "e2e_p50": _percentile(se, 50.0), "e2e_p95": _percentile(se, 95.0), "e2e_p99": _percentile(se, 99.0),
             "wait_mean": tree_sum(wait) / np.float32(p.n),
             "itl_mean": jnp.where(n_itl > 0, tree_sum(itl) / n_itl.astype(jnp.float32), jnp.nan),
-            "throughput": tokens / span,
-            "utilisation": (r["busy"] - tail) / span,
-            "mean_batch": jnp.where(r["steps"] > 0, r["active"].astype(jnp.float32)
-                                    / jnp.maximum(r["steps"], 1).astype(jnp.float32), jnp.nan),
-            "pass_slo": q <= p.slo_ttft}
+            "throughput": tokens / span, "pass_slo": q <= p.slo_ttft}, span
+
+
+def replication(key: jax.Array, p: Params) -> dict:
+    """One replication's figures (SPEC §7), () each: p50/p95/p99 and the SLO's
+    percentile of TTFT (s), p50/p95/p99 end-to-end (s), mean wait (s), mean
+    inter-token latency (s; NaN when every answer is one token), throughput
+    (output tok/s), utilisation, mean batch, and ``pass_slo``."""
+    r = requests(key, p)
+    out, span = request_figures(r, p)
+    tail = r["end"] - span  # busy without a break after the last measured finish
+    out["utilisation"] = (r["busy"] - tail) / span
+    out["mean_batch"] = jnp.where(r["steps"] > 0, r["active"].astype(jnp.float32)
+                                  / jnp.maximum(r["steps"], 1).astype(jnp.float32), jnp.nan)
+    return {k: out[k] for k in COLUMNS}
 
 
 SCHEMA = engine.Schema(columns=COLUMNS, kept=COLUMNS)
@@ -203,4 +211,4 @@ def simulate(s: Serving, rate: float | None = None, replications: int | None = N
 
 __all__ = ["ARRIVALS", "BATCHERS", "COLUMNS", "LENGTHS", "MAX_REPLICATIONS", "MAX_REQUESTS", "MAX_SLOTS",
            "MAX_TOKENS", "Draws", "LatencyResult", "Params", "SCHEMA", "Serving", "arrivals", "check_replications",
-           "default_chunk", "draw", "replication", "requests", "simulate"]
+           "default_chunk", "draw", "replication", "request_figures", "requests", "simulate"]

@@ -19,7 +19,7 @@ after the first measured arrival; busy time is counted from that arrival on.
 from __future__ import annotations
 
 from functools import lru_cache, partial
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -51,6 +51,145 @@ def _gather(x, idx):
     return jnp.take_along_axis(x, idx, axis=1)
 
 
+class View(NamedTuple):
+    """How one card's loop sees its requests (card-local indices ``j``, (rows, k) int32).
+
+    ``at(j)``: arrival times (a time, (rows, k) each word); ``length(x, j)``: a
+    per-request (R, N) int32 array at ``j``; ``put(arr, j, mask, values)``: the
+    per-request result array ``arr`` with ``values`` written where ``mask``;
+    ``limit`` (rows, 1): requests the card may look at (the next arrival's index
+    bound); ``known`` (rows, 1): requests the card holds; ``gate``: a function of
+    the admission time ``t0`` that may hold a card back (None: never)."""
+
+    at: Callable
+    length: Callable
+    put: Callable
+    limit: jax.Array
+    known: jax.Array
+    gate: Callable | None = None
+
+
+def going(st: Queue, known) -> jax.Array:
+    """(rows, 1) bool: requests wait to be admitted or some slot is busy."""
+    return (st.head < known) | jnp.any(st.left > 0, axis=1, keepdims=True)
+
+
+def iteration(st: Queue, v: View, lin, lout, final, consts, s_t, static: bool, S: int):
+    """One admission and one run of decode steps for every row of ``st`` whose card
+    is going (and passes ``v.gate``); other rows keep their state. Returns the new
+    state and what the iteration did: ``moved`` (rows, 1) bool, the prefill's end
+    ``t1``, the run's ``A``, ``B``, ``k`` and active count ``c``, joiners ``m``,
+    one-token joiners ``one``, departures at the run's end ``done`` and the joiners'
+    final contexts summed, ``tokens``."""
+    rows_n = st.head.shape[0]
+    mb, mw, base, kvs, pf, kvt = (consts[k] for k in CONSTS)
+    f32, i32 = jnp.float32, jnp.int32
+    lane = jnp.arange(S, dtype=i32)[None, :]
+    inf = jnp.full((rows_n, 1), jnp.inf, f32)
+    at, limit = v.at, v.limit
+    go = going(st, v.known)
+    t, head = st.t, st.head
+    live = st.left > 0
+    n_run = jnp.sum(live, axis=1, keepdims=True, dtype=i32)
+    running = n_run > 0
+    a_head = at(head)
+    # -- admission: when, and who ------------------------------------------------
+    if static:
+        full_j = head + mb - 1
+        a_full = at(full_j)
+        a_full = (jnp.where(full_j < limit, a_full[0], inf), jnp.where(full_j < limit, a_full[1], 0.0))
+        trigger = clock.minimum(a_full, clock.add(a_head, mw))
+        admit = ~running
+    else:
+        trigger = a_head
+        admit = jnp.ones_like(running)
+    t0 = clock.where(running, t, clock.maximum(t, trigger))
+    if v.gate is not None:
+        go = go & v.gate(t0)
+    j = head + lane  # (R, S) candidates, first come first served
+    arrived = (j < limit) & (clock.sub(at(j), t0) <= 0)
+    max_run = jnp.max(jnp.where(live, st.fin, 0), axis=1, keepdims=True)
+    count = n_run + lane + 1
+    need = count * jnp.maximum(max_run, jax.lax.cummax(v.length(final, j), axis=1))
+    ok = arrived & (count <= S) & (count <= mb) & (need <= kvt) & admit & go
+    take = jnp.cumprod(ok.astype(i32), axis=1) > 0  # every candidate so far fits
+    m = jnp.sum(take, axis=1, keepdims=True, dtype=i32)
+    joiner_lin = v.length(lin, j)
+    prompt_tokens = jnp.sum(jnp.where(take, joiner_lin, 0), axis=1, keepdims=True, dtype=i32)
+    pf_s = pf * prompt_tokens.astype(f32)
+    t1 = clock.add(t0, pf_s)
+    aj = at(j)
+    w_j, f_j = clock.sub(t0, aj), clock.sub(t1, aj)
+    wait = v.put(st.wait, j, take, w_j)
+    ttft = v.put(st.ttft, j, take, f_j)
+    one = take & (v.length(lout, j) == 1)
+    e2e = v.put(st.e2e, j, one, f_j)
+    # joiners fill the free slots in order: the i-th free slot gets joiner i
+    free = ~live
+    rank = jnp.cumsum(free.astype(i32), axis=1) - 1
+    joins = free & (rank < m)
+    jr = head + rank
+    req = jnp.where(joins, jr, st.req)
+    ctx = jnp.where(joins, v.length(lin, jr), st.ctx)
+    left = jnp.where(joins, v.length(lout, jr) - 1, st.left)
+    fin = jnp.where(joins, v.length(final, jr), st.fin)
+    head2 = head + m
+    since = clock.sub(t0, s_t)
+    busy = clock.add(st.busy, jnp.where(since >= 0, pf_s, jnp.maximum(clock.sub(t1, s_t), 0.0)))
+    # -- one run of decode steps -------------------------------------------------
+    act = left > 0
+    c = jnp.sum(act, axis=1, keepdims=True, dtype=i32)
+    X = jnp.sum(jnp.where(act, ctx, 0), axis=1, keepdims=True, dtype=i32)
+    A = base + kvs * X.astype(f32)
+    B = kvs * c.astype(f32)
+    kmax = jnp.min(jnp.where(act, left, 2**30), axis=1, keepdims=True)
+    if static:
+        k = kmax
+    else:
+        # The next request joins at the first boundary at or past its arrival,
+        # unless it was there at this admission and did not fit (then it waits
+        # for a departure) or every slot is taken.
+        a_next = at(head2)
+        fresh = clock.sub(a_next, t0) > 0
+        stop = (head2 < limit) & fresh & (c < S)
+        gap = clock.sub(a_next, t1)
+        k = jnp.where(stop, clock.steps_to_reach(A, B, gap, kmax), kmax)
+        # A joiner with a one-token answer leaves at its prefill: the seats it held
+        # may let a waiting request join at the next step boundary.
+        freed = jnp.any(one, axis=1, keepdims=True) & (head2 < limit)
+        k = jnp.where(freed, jnp.minimum(k, 1), k)
+    k = jnp.where(c > 0, k, 0)
+    T = clock.run_time(A, B, k)
+    t2 = clock.add(t1, T)
+    ctx = jnp.where(act, ctx + k, ctx)
+    left = jnp.where(act, left - k, left)
+    done = act & (left == 0)
+    e2e = v.put(e2e, req, done & go, clock.sub(t2, at(req)))
+    gs = clock.sub(s_t, t1)
+    before = jnp.where(gs > 0, clock.steps_to_reach(A, B, gs, jnp.maximum(k, 1)), 0)
+    counted = jnp.maximum(k - before, 0)
+    since = clock.sub(t1, s_t)
+    busy = clock.add(busy, jnp.where(since >= 0, T, jnp.maximum(clock.sub(t2, s_t), 0.0)))
+    step = dict(t=t2, head=head2, req=req, ctx=ctx, left=left, fin=fin, busy=busy,
+                steps=st.steps + counted, active=st.active + counted * c)
+    kept = {k: (clock.where if isinstance(x, tuple) else jnp.where)(go, x, getattr(st, k)) for k, x in step.items()}
+    info = dict(moved=go, t1=t1, A=A, B=B, k=k, c=c, m=m, one=jnp.sum(one, axis=1, keepdims=True, dtype=i32),
+                done=jnp.sum(done, axis=1, keepdims=True, dtype=i32),
+                tokens=jnp.sum(jnp.where(take, v.length(final, j), 0), axis=1, keepdims=True, dtype=i32))
+    return st._replace(wait=wait, ttft=ttft, e2e=e2e, **kept), info
+
+
+def start(R: int, S: int, N: int, rows: int | None = None) -> Queue:
+    """An empty queue: ``rows`` cards (default R) over R replications' N requests."""
+    f32, i32 = jnp.float32, jnp.int32
+    rows = R if rows is None else rows
+    zr = jnp.zeros((rows, 1), f32)
+    return Queue(t=(zr, zr), head=jnp.zeros((rows, 1), i32), req=jnp.full((rows, S), N, i32),
+                 ctx=jnp.zeros((rows, S), i32), left=jnp.zeros((rows, S), i32), fin=jnp.zeros((rows, S), i32),
+                 wait=jnp.zeros((R, N), f32), ttft=jnp.zeros((R, N), f32), e2e=jnp.zeros((R, N), f32),
+                 busy=(zr, zr), steps=jnp.zeros((rows, 1), i32), active=jnp.zeros((rows, 1), i32))
+
+
 def _serve_batch(a_hi, a_lo, lin, lout, consts, batcher: str, S: int, warmup: int) -> dict:
     """The event loop of R replications at once: inputs (R, N), consts (R,) each.
 
@@ -60,118 +199,23 @@ def _serve_batch(a_hi, a_lo, lin, lout, consts, batcher: str, S: int, warmup: in
     them), ``end`` (the clock at the end, s after the first measured arrival).
     """
     R, N = lin.shape
-    mb, mw, base, kvs, pf, kvt = (consts[k][:, None] for k in CONSTS)
-    static = batcher == "static"
-    f32, i32 = jnp.float32, jnp.int32
-    rows = jnp.arange(R, dtype=i32)[:, None]
-    lane = jnp.arange(S, dtype=i32)[None, :]
+    cs = {k: consts[k][:, None] for k in CONSTS}
+    rows = jnp.arange(R, dtype=jnp.int32)[:, None]
     s_t = (a_hi[:, warmup:warmup + 1], a_lo[:, warmup:warmup + 1])  # first measured arrival
     final = lin + lout
-    zr = jnp.zeros((R, 1), f32)
-    st = Queue(t=(zr, zr), head=jnp.zeros((R, 1), i32), req=jnp.full((R, S), N, i32),
-              ctx=jnp.zeros((R, S), i32), left=jnp.zeros((R, S), i32), fin=jnp.zeros((R, S), i32),
-              wait=jnp.zeros((R, N), f32), ttft=jnp.zeros((R, N), f32), e2e=jnp.zeros((R, N), f32),
-              busy=(zr, zr), steps=jnp.zeros((R, 1), i32), active=jnp.zeros((R, 1), i32))
-
-    def going(st):
-        return (st.head < N) | jnp.any(st.left > 0, axis=1, keepdims=True)
-
-    def at(x, j):  # (R, k) gather of an (R, N) time at indices clipped into range
-        return _gather(x[0], jnp.minimum(j, N - 1)), _gather(x[1], jnp.minimum(j, N - 1))
-
     a = (a_hi, a_lo)
-    inf = jnp.full((R, 1), jnp.inf, f32)
+    n = jnp.full((R, 1), N, jnp.int32)
 
-    def body(st):
-        go = going(st)
-        t, head = st.t, st.head
-        live = st.left > 0
-        n_run = jnp.sum(live, axis=1, keepdims=True, dtype=i32)
-        running = n_run > 0
-        a_head = at(a, head)
-        # -- admission: when, and who ------------------------------------------------
-        if static:
-            full_j = head + mb - 1
-            a_full = at(a, full_j)
-            a_full = (jnp.where(full_j < N, a_full[0], inf), jnp.where(full_j < N, a_full[1], 0.0))
-            trigger = clock.minimum(a_full, clock.add(a_head, mw))
-            admit = ~running
-        else:
-            trigger = a_head
-            admit = jnp.ones_like(running)
-        t0 = clock.where(running, t, clock.maximum(t, trigger))
-        j = head + lane  # (R, S) candidates, first come first served
-        jc = jnp.minimum(j, N - 1)
-        arrived = (j < N) & (clock.sub(at(a, j), t0) <= 0)
-        max_run = jnp.max(jnp.where(live, st.fin, 0), axis=1, keepdims=True)
-        count = n_run + lane + 1
-        need = count * jnp.maximum(max_run, jax.lax.cummax(_gather(final, jc), axis=1))
-        ok = arrived & (count <= S) & (count <= mb) & (need <= kvt) & admit & go
-        take = jnp.cumprod(ok.astype(i32), axis=1) > 0  # every candidate so far fits
-        m = jnp.sum(take, axis=1, keepdims=True, dtype=i32)
-        joiner_lin = _gather(lin, jc)
-        prompt_tokens = jnp.sum(jnp.where(take, joiner_lin, 0), axis=1, keepdims=True, dtype=i32)
-        pf_s = pf * prompt_tokens.astype(f32)
-        t1 = clock.add(t0, pf_s)
-        idx = jnp.where(take, j, N)
-        aj = at(a, j)
-        w_j, f_j = clock.sub(t0, aj), clock.sub(t1, aj)
-        wait = st.wait.at[rows, idx].set(w_j, mode="drop")
-        ttft = st.ttft.at[rows, idx].set(f_j, mode="drop")
-        one = take & (_gather(lout, jc) == 1)
-        e2e = st.e2e.at[rows, jnp.where(one, j, N)].set(f_j, mode="drop")
-        # joiners fill the free slots in order: the i-th free slot gets joiner i
-        free = ~live
-        rank = jnp.cumsum(free.astype(i32), axis=1) - 1
-        joins = free & (rank < m)
-        jr = jnp.minimum(head + rank, N - 1)
-        req = jnp.where(joins, jr, st.req)
-        ctx = jnp.where(joins, _gather(lin, jr), st.ctx)
-        left = jnp.where(joins, _gather(lout, jr) - 1, st.left)
-        fin = jnp.where(joins, _gather(final, jr), st.fin)
-        head2 = head + m
-        since = clock.sub(t0, s_t)
-        busy = clock.add(st.busy, jnp.where(since >= 0, pf_s, jnp.maximum(clock.sub(t1, s_t), 0.0)))
-        # -- one run of decode steps -------------------------------------------------
-        act = left > 0
-        c = jnp.sum(act, axis=1, keepdims=True, dtype=i32)
-        X = jnp.sum(jnp.where(act, ctx, 0), axis=1, keepdims=True, dtype=i32)
-        A = base + kvs * X.astype(f32)
-        B = kvs * c.astype(f32)
-        kmax = jnp.min(jnp.where(act, left, 2**30), axis=1, keepdims=True)
-        if static:
-            k = kmax
-        else:
-            # The next request joins at the first boundary at or past its arrival,
-            # unless it was there at this admission and did not fit (then it waits
-            # for a departure) or every slot is taken.
-            a_next = at(a, head2)
-            fresh = clock.sub(a_next, t0) > 0
-            stop = (head2 < N) & fresh & (c < S)
-            gap = clock.sub(a_next, t1)
-            k = jnp.where(stop, clock.steps_to_reach(A, B, gap, kmax), kmax)
-            # A joiner with a one-token answer leaves at its prefill: the seats it held
-            # may let a waiting request join at the next step boundary.
-            freed = jnp.any(one, axis=1, keepdims=True) & (head2 < N)
-            k = jnp.where(freed, jnp.minimum(k, 1), k)
-        k = jnp.where(c > 0, k, 0)
-        T = clock.run_time(A, B, k)
-        t2 = clock.add(t1, T)
-        ctx = jnp.where(act, ctx + k, ctx)
-        left = jnp.where(act, left - k, left)
-        done = act & (left == 0)
-        e2e = e2e.at[rows, jnp.where(done & go, req, N)].set(clock.sub(t2, at(a, req)), mode="drop")
-        gs = clock.sub(s_t, t1)
-        before = jnp.where(gs > 0, clock.steps_to_reach(A, B, gs, jnp.maximum(k, 1)), 0)
-        counted = jnp.maximum(k - before, 0)
-        since = clock.sub(t1, s_t)
-        busy = clock.add(busy, jnp.where(since >= 0, T, jnp.maximum(clock.sub(t2, s_t), 0.0)))
-        step = dict(t=t2, head=head2, req=req, ctx=ctx, left=left, fin=fin, busy=busy,
-                    steps=st.steps + counted, active=st.active + counted * c)
-        kept = {k: (clock.where if isinstance(x, tuple) else jnp.where)(go, x, getattr(st, k)) for k, x in step.items()}
-        return st._replace(wait=wait, ttft=ttft, e2e=e2e, **kept)
+    def at(j):  # (R, k) gather of an (R, N) time at indices clipped into range
+        return _gather(a[0], jnp.minimum(j, N - 1)), _gather(a[1], jnp.minimum(j, N - 1))
 
-    st = jax.lax.while_loop(lambda s: jnp.any(going(s)), body, st)
+    def put(arr, j, mask, x):
+        return arr.at[rows, jnp.where(mask, j, N)].set(x, mode="drop")
+
+    view = View(at=at, length=lambda x, j: _gather(x, jnp.minimum(j, N - 1)), put=put, limit=n, known=n)
+    st = jax.lax.while_loop(lambda s: jnp.any(going(s, n)),
+                            lambda s: iteration(s, view, lin, lout, final, cs, s_t, batcher == "static", S)[0],
+                            start(R, S, N))
     return {"wait": st.wait, "ttft": st.ttft, "e2e": st.e2e,
             "busy": (st.busy[0] + st.busy[1])[:, 0], "steps": st.steps[:, 0],
             "active": st.active[:, 0], "end": clock.sub(st.t, s_t)[:, 0]}

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from .. import _validate as v
 from .latency import LatencyResult, check_replications, simulate
 from .queue import Serving
+from .routed import RoutedPool
+from .routed import simulate as simulate_pool
 
 
 @dataclass
@@ -54,14 +56,15 @@ def check_slo(slo_ttft: float, percentile: float = 95.0, share: float = 0.9,
             v.number("rel_tol", rel_tol, lo=1e-6, hi=1.0))
 
 
-def slo_rate(s: Serving, slo_ttft: float, *, percentile: float = 95.0, share: float = 0.9,
+def slo_rate(s: Serving | RoutedPool, slo_ttft: float, *, percentile: float = 95.0, share: float = 0.9,
              replications: int | None = None, seed: int = 0, rel_tol: float = 0.01, chunk: int | None = None,
              progress: bool | None = False, log=None) -> SLORating:
     """The highest arrival rate at which percentile ``percentile`` of TTFT is at most
     ``slo_ttft`` in at least ``share`` of replications (SPEC §7), by bisection in
     log-rate to ``rel_tol``. Every rate uses the same draws (the same seed), so
     only the gaps' scale changes: for a log, the compression factor ``rate /
-    log_rate``. ``replications``: 100 (a replay: one).
+    log_rate``. ``replications``: 100 (a replay: one). A ``RoutedPool`` (SPEC §9)
+    is searched the same way at the pool's rate; ``tok_s`` is then the pool's.
 
     The search starts at ``Serving.capacity_rate``, doubles while the SLO holds and
     halves (at most 16 times) until it does.
@@ -72,6 +75,11 @@ def slo_rate(s: Serving, slo_ttft: float, *, percentile: float = 95.0, share: fl
         KeyboardInterrupt: a run was stopped by Ctrl-C (the search does not go on
         with a partial run).
     """
+    target = s
+    if isinstance(s, RoutedPool):
+        s, run = s.serving, (lambda _, *a, **k: simulate_pool(target, *a, **k))
+    else:
+        run = simulate
     v.instance("s", s, Serving, "a Serving")
     slo_ttft, percentile, share, rel_tol = check_slo(slo_ttft, percentile, share, rel_tol)
     replications = check_replications(s, replications, default=100)
@@ -82,7 +90,7 @@ def slo_rate(s: Serving, slo_ttft: float, *, percentile: float = 95.0, share: fl
     runs: dict[float, LatencyResult] = {}
 
     def meets(rate: float) -> bool:
-        r = simulate(s, rate, replications, seed=seed, percentile=percentile, slo_ttft=slo_ttft,
+        r = run(s, rate, replications, seed=seed, percentile=percentile, slo_ttft=slo_ttft,
                      chunk=chunk, progress=progress)
         if r.summary.get("partial") or r.summary.get("interrupted"):  # Ctrl-C: stop the search, not just the run
             raise KeyboardInterrupt
@@ -95,7 +103,7 @@ def slo_rate(s: Serving, slo_ttft: float, *, percentile: float = 95.0, share: fl
                 f"(median {row['ttft_q']:.4g} s)")
         return row["meets"]
 
-    start = s.capacity_rate()
+    start = target.capacity_rate()
     lo = hi = None
     if meets(start):
         lo = start
