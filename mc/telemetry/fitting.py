@@ -60,7 +60,8 @@ def observe(s: Series, k: float = detect.K) -> dict:
     y = s.y
     present = np.isfinite(y)
     base = np.nanmedian(y, axis=1)
-    sigma = noise.sigma_mle(noise.sums(y, base, present).sum(axis=0))
+    scale = s.scale()
+    sigma = noise.sigma_mle(noise.sums(y, base, present, scale).sum(axis=0))
     clean = present
     for _ in range(ROUNDS):
         g = noise.clipped_mean(sigma)
@@ -69,13 +70,13 @@ def observe(s: Series, k: float = detect.K) -> dict:
         hidden = detect.flagged(z, sd, s.delta, k)
         clean = present & ~hidden
         base = noise.baselines(y, clean, sigma)
-        sigma = noise.sigma_mle(noise.sums(y, base, clean).sum(axis=0))
+        sigma = noise.sigma_mle(noise.sums(y, base, clean, scale).sum(axis=0))
     g = noise.clipped_mean(sigma)
     sd = noise.clipped_sd(sigma) / g
     z = y / (np.maximum(base, 1e-30) * g)[:, None]
     seen = detect.seen(z, sd, s.delta, k)
     return {"base": base, "sigma": sigma, "sd": sd, "z": z, "clean": clean, "seen": seen,
-            "sums": noise.sums(y, base, clean), "count": clean.sum(axis=1)}
+            "sums": noise.sums(y, base, clean, scale), "count": clean.sum(axis=1)}
 
 
 def naive(seen: dict, idx: np.ndarray, span: float, delta: float) -> np.ndarray:
@@ -164,7 +165,7 @@ def fit(s: Series, rated: dict | None = None, *, bootstrap: int = 200, seed: int
                      "samples, so their baselines err by more than the cards differ")
     lot = mixture.fit(q[keep], float(np.mean(err_q[keep])))
     fitted = {"lottery.mean": lot["mean"], "lottery.sd": lot["sd"], "lottery.lemon_rate": lot["lemon_rate"],
-              "lottery.lemon_factor": lot["lemon_factor"], "window.sigma_hour": sigma * math.sqrt(s.delta)}
+              "lottery.lemon_factor": lot["lemon_factor"], "window.sigma_hour": sigma * math.sqrt(s.ref)}
     if not lot["lemons"]:
         notes.append("no lemon component beats one normal (BIC margin 10): lemon_rate 0, lemon_factor not identified")
 
@@ -196,7 +197,7 @@ def fit(s: Series, rated: dict | None = None, *, bootstrap: int = 200, seed: int
         lot_idx = idx[keep[idx]]
         lot_b = mixture.fit(q[lot_idx], float(np.mean(err_q[lot_idx])), lemons=lot["lemons"])
         row = {"lottery.mean": lot_b["mean"], "lottery.sd": lot_b["sd"], "lottery.lemon_rate": lot_b["lemon_rate"],
-               "lottery.lemon_factor": lot_b["lemon_factor"], "window.sigma_hour": sig_b * math.sqrt(s.delta)}
+               "lottery.lemon_factor": lot_b["lemon_factor"], "window.sigma_hour": sig_b * math.sqrt(s.ref)}
         for f in row:
             draws[f].append(row[f])
     out = {}
