@@ -36,7 +36,7 @@ from .. import _validate as v
 from ..fleet.lottery import Lottery
 from ..fleet.scenario import Scenario
 from ..units import HOURS
-from . import detect, dipfit, mixture, noise
+from . import detect, dipfit, mixture, noise, structure
 from .sampling import MINUTES
 from .series import Series
 
@@ -200,6 +200,10 @@ def fit(s: Series, rated: dict | None = None, *, bootstrap: int = 200, seed: int
                "lottery.lemon_factor": lot_b["lemon_factor"], "window.sigma_hour": sig_b * math.sqrt(s.ref)}
         for f in row:
             draws[f].append(row[f])
+    say("wander and swing")
+    dip_hours = fitted["dips.mean_hours"] if math.isfinite(fitted["dips.mean_hours"]) else n_obs[1]
+    st = structure.fit(s, o, fitted["window.sigma_hour"], bootstrap=bootstrap, seed=seed,
+                       dip_hours=float(dip_hours) if math.isfinite(dip_hours) and len(o["seen"]["card"]) else None)
     out = {}
     for f, value in fitted.items():
         if f in DIP_FIELDS:
@@ -228,7 +232,9 @@ def fit(s: Series, rated: dict | None = None, *, bootstrap: int = 200, seed: int
                   "k_means": noise.k_spread(o["z"], o["clean"], KS)},
         "seen": {"dips": int(len(o["seen"]["card"])), "naive": dict(zip(DIP_FIELDS, map(float, n_obs))),
                  "threshold_se": k, "smallest": detect.smallest(o["sd"], s.delta, k)},
-        "notes": notes,
+        "structure": {"fields": st["fields"], "spread": st["spread"], "hours": st["hours"],
+                      "block_days": st["block_days"], "kind": s.kind, "outages": s.outages, "clock0": s.clock0},
+        "notes": notes + st["notes"],
     }
 
 
