@@ -180,19 +180,27 @@ def simulate(phis: np.ndarray, lottery: Lottery, sigma_hour: float, s: Series, c
 
 def _simulate_over(phis: np.ndarray, lottery: Lottery, sigma_hour: float, s: Series, cap: int, seed: int,
                    first: int) -> np.ndarray:
-    """``simulate`` for a series of irregular times: each simulated card is sampled over
-    the data's card's own intervals (``intervals.card``), NaN where the data has none."""
+    """``simulate`` for a series of irregular times (``simulate_over``)."""
+    dips = [Dips(rate=float(t[0]), mean_hours=float(t[1]), depth_lo=float(t[2]), depth_hi=float(max(t[3], t[2])),
+                 max_count=cap) for t in theta_of(phis)]
+    return simulate_over(dips, lottery, sigma_hour, s, seed, first)
+
+
+def simulate_over(dips: list[Dips], lottery: Lottery, sigma_hour: float, s: Series, seed: int,
+                  first: int = 0) -> np.ndarray:
+    """(draws, cards, slots) float64 relative telemetry (rated 1) of a series of irregular
+    times, one draw per ``Dips``: each simulated card is sampled over the data's card's own
+    intervals (``intervals.card``), NaN where the data has none; draw ``first + d``, card
+    ``i`` uses ``fold_in(fold_in(key(seed), first + d), i)``."""
     origin = min(float(np.nanmin(s.start)), 0.0)
     has = np.isfinite(s.width)
     a = jnp.asarray(np.where(has, s.start - origin, 0.0), jnp.float32)
     w = jnp.asarray(np.where(has, s.width, 1.0), jnp.float32)
     hours = s.span + 1.0
-    th = theta_of(phis)
-    params = [Params(every=60.0, hours=hours, rated=1.0, sigma_hour=sigma_hour, lottery=lottery,
-                     dips=Dips(rate=float(t[0]), mean_hours=float(t[1]), depth_lo=float(t[2]),
-                               depth_hi=float(max(t[3], t[2])), max_count=cap)) for t in th]
+    params = [Params(every=60.0, hours=hours, rated=1.0, sigma_hour=sigma_hour, lottery=lottery, dips=d)
+              for d in dips]
     shared = jnp.zeros(intervals.path_hours(hours), jnp.float32)
-    ids = jnp.arange(first, first + len(th))
+    ids = jnp.arange(first, first + len(params))
     y = np.asarray(_run_over(ids, _batched(params), jax.random.key(seed), jnp.arange(s.n_cards), shared, a, w),
                    np.float64)
     return np.where(has[None], y, np.nan)
