@@ -148,7 +148,7 @@ def scenario_text(r: dict, file: str, base_name: str, fitted, notes: list[str]) 
     and meaning, the fitted ones with their 95% intervals, and a header saying
     where it came from."""
     data = fitted.to_dict()
-    notes = notes + structure_sections(r, data)
+    notes.extend(structure_sections(r, data))  # the caller's list: it prints them too
     trace = data.get("demand", {}).get("trace")
     if trace is not None:  # the float32 values the scenario holds, as mc show writes them
         data["demand"]["trace"] = np.asarray(trace, np.float32)

@@ -155,14 +155,17 @@ def check_tz(tz: Any) -> str | None:
     return str(tz)
 
 
-def clock0_of(col: Any, tz: str | None) -> float:
+def clock0_of(col: Any, tz: str | None, unix_start: float | None = None) -> float:
     """The hour of day at time 0 of ``hours(col)``: 0 for numeric hours (hours since a
-    midnight); for datetimes, the earliest one's hour of day in ``tz`` (default UTC;
-    naive datetimes are UTC)."""
+    midnight) unless ``unix_start`` gives time 0 in unix seconds (a Prometheus export);
+    for datetimes, the earliest one's hour of day in ``tz`` (default UTC; naive
+    datetimes are UTC)."""
     import pandas as pd
     from pandas.api import types
 
-    if types.is_numeric_dtype(col) and not types.is_bool_dtype(col):
+    if unix_start is not None:
+        col = pd.Series([pd.Timestamp(float(unix_start), unit="s", tz="UTC")])
+    elif types.is_numeric_dtype(col) and not types.is_bool_dtype(col):
         return 0.0
     if not types.is_datetime64_any_dtype(col):
         if pd.to_numeric(col, errors="coerce").notna().all():
@@ -260,7 +263,7 @@ def from_frame(frame: Any, *, what: str = "rows", columns: dict | None = None, o
     else:
         cls, classes = np.full(len(card), ""), np.full(len(card_ids), "", dtype=object)
     rated = _rated(col["rated"], order, cls, f"{what}.{names['rated']}") if "rated" in names else {}
-    clock0 = (clock0_of(col["time"], tz) + t0) % 24.0
+    clock0 = (clock0_of(col["time"], tz, frame.attrs.get("unix_start")) + t0) % 24.0
     return Series(ids, np.asarray(classes, dtype=object), y, delta, t0, rated, start, width, kind, clock0, outages)
 
 

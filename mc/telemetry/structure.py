@@ -138,6 +138,7 @@ def harmonic(m: np.ndarray, clock: np.ndarray) -> tuple[float, float, np.ndarray
     beta, *_ = np.linalg.lstsq(X[ok], m[ok], rcond=None)
     amp = math.hypot(beta[1], beta[2])
     hot = (math.atan2(-beta[2], -beta[1]) * 24 / (2 * np.pi)) % 24.0
+    hot = 0.0 if hot >= 24.0 else hot  # a tiny negative angle wraps to 24.0 in floating point
     return amp, hot, np.where(ok, m - X @ beta, np.nan), beta[1:]
 
 

@@ -108,3 +108,32 @@ def test_irregular_times_going_backwards_are_refused(tmp_path, capsys):
     assert main(["fit", str(path), "--quiet", "--probe", "30"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "file.time=" in err[0] and "back in time" in err[0]
+
+
+def test_mc_telemetry_writes_a_gappy_probe_series_that_mc_fit_reads(tmp_path, capsys):
+    import json
+
+    out = tmp_path / "t.csv"
+    assert main(["telemetry", "golden-idler", "--out", str(out), "--cards", "6", "--every", "90", "--hours", "240",
+                 "--jitter", "0.5", "--splay", "1", "--missed", "0.1", "--outages", "3", "--outage-hours", "24",
+                 "--probe", "60", "--structure", "wander.sd=0.02,swing.diurnal=0.01", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["cadence"]["probe"] == 60.0 and doc["wander"]["sd"] == 0.02 and doc["swing"]["diurnal"] == 0.01
+    rows = pd.read_csv(out)
+    assert len(rows) == doc["samples"] < 6 * 160  # missed scrapes and outages left out
+    t = rows.sort_values(["card", "time"])
+    assert (t.groupby("card").time.diff().dropna() > 0).all()
+    assert not np.allclose((t.time / 1.5) % 1, 0)  # off the grid
+    s = series.read(out, probe=60.0)
+    assert s.kind == "probe" and np.allclose(s.width[np.isfinite(s.y)], 1 / 60)
+
+
+def test_the_clock_is_the_data_s_hour_of_day():
+    stamps = pd.to_datetime(["2024-06-01T15:30:00Z", "2024-06-01T16:30:00Z", "2024-06-01T17:30:00Z"] * 2)
+    f = pd.DataFrame({"card": [0, 0, 0, 1, 1, 1], "time": stamps, "rate": [1.0, 2, 3, 2, 3, 4]})
+    assert series.from_frame(f).clock0 == 15.5
+    assert series.from_frame(f, tz="Europe/Paris").clock0 == 17.5  # CEST, UTC+2
+    hours = f.assign(time=[10.0, 11, 12, 10, 11, 12])
+    assert series.from_frame(hours).clock0 == 10.0  # numeric hours: hours since a midnight
+    hours.attrs["unix_start"] = 1717200000.0 + 5 * 3600  # a Prometheus export's time 0: 05:00 UTC
+    assert series.from_frame(hours).clock0 == 15.0
