@@ -92,12 +92,14 @@ def ar1_fit(cov: np.ndarray, pairs: np.ndarray, lags: np.ndarray, T: float,
     ``cov`` at ``lags`` (weights: pairs); NaN where fewer than 3 lags have pairs.
     ``dip_hours``: the dips' mean hours, whose unseen small dips add a covariance
     ``b·exp(−L/dip_hours)`` (the chance one dip covers both ends of a lag), fitted
-    beside the AR(1) as a nuisance term."""
-    use = pairs > 0
+    beside the AR(1) as a nuisance term with ``b ≥ 0``, at lags of at least
+    ``dip_hours`` (shorter ones are the dips' own: a dip's edges and its unseen part)."""
+    use = (pairs > 0) & ((lags >= dip_hours) if dip_hours is not None else True)  # shorter: the dips' own
     if use.sum() < 3 + (dip_hours is not None):
         return math.nan, math.nan
     c, w, L = cov[use], pairs[use], lags[use].astype(np.float64)
-    grid = HOURS_GRID[HOURS_GRID <= 2 * T]  # a correlation time past twice the series is not told apart
+    # a correlation time past twice the series, or well below the shortest lag used, is not told apart
+    grid = HOURS_GRID[(HOURS_GRID <= 2 * T) & (HOURS_GRID >= L.min() / 3)]
     rho = np.exp(-1.0 / grid)
     f = rho[:, None] ** L[None, :] - kappa(rho, T)[:, None]  # (grid, lags)
     if dip_hours is None:
@@ -110,6 +112,8 @@ def ar1_fit(cov: np.ndarray, pairs: np.ndarray, lags: np.ndarray, T: float,
         for i in range(len(rho)):
             X = np.stack([f[i], g], axis=1) * sw[:, None]
             coef, *_ = np.linalg.lstsq(X, c * sw, rcond=None)
+            if coef[1] < 0:  # dips only add covariance: b >= 0
+                coef = np.array([(X[:, 0] @ (c * sw)) / max(X[:, 0] @ X[:, 0], 1e-300), 0.0])
             a[i] = coef[0]
             sse[i] = float(((c * sw - X @ coef) ** 2).sum())
     best = int(np.argmin(sse))
@@ -142,8 +146,11 @@ def harmonic(m: np.ndarray, clock: np.ndarray) -> tuple[float, float, np.ndarray
     return amp, hot, np.where(ok, m - X @ beta, np.nan), beta[1:]
 
 
-def swing_of(m: np.ndarray, clock: np.ndarray, wander: tuple[float, float], n_cards: float) -> dict:
-    """The swing's four figures from the hourly medians ``m`` (H,)."""
+def swing_of(m: np.ndarray, clock: np.ndarray, wander: tuple[float, float], n_cards: float,
+             dip_hours: float | None = None) -> dict:
+    """The swing's four figures from the hourly medians ``m`` (H,). ``dip_hours``: the
+    share of cards inside a dip moves the median from hour to hour, correlated over a
+    dip's length: a nuisance term, as for the wander."""
     amp, hot, e, comp = harmonic(m, clock)
     prod, count = lag_sums(e[None, :], SWING_LAGS)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -151,7 +158,7 @@ def swing_of(m: np.ndarray, clock: np.ndarray, wander: tuple[float, float], n_ca
     sd2_w, hours_w = wander
     if math.isfinite(sd2_w) and sd2_w > 0:  # the cards' mean wander, left in m
         cov = cov - sd2_w * np.exp(-SWING_LAGS / hours_w) / max(n_cards, 1.0)
-    sd2, hours = ar1_fit(cov, count[0], SWING_LAGS, float(np.isfinite(m).sum()))
+    sd2, hours = ar1_fit(cov, count[0], SWING_LAGS, float(np.isfinite(m).sum()), dip_hours)
     return {"swing.diurnal": amp, "swing.hot_hour": hot, "swing.sd2": sd2, "swing.hours": hours, "components": comp}
 
 
@@ -207,7 +214,7 @@ def fit(s, o: dict, sigma_hour: float, *, bootstrap: int, seed: int, dip_hours: 
     span_cards = float(np.mean(per_hour[per_hour > 0])) if (per_hour > 0).any() else 1.0
     prod, count = lag_sums(d, LAGS)
     wander = wander_of(prod, count, max(T, 1.0), span_cards, dip_hours)
-    sw = swing_of(m, clock, wander, span_cards)
+    sw = swing_of(m, clock, wander, span_cards, dip_hours)
     value = {"wander.sd": _sd(wander[0]), "wander.hours": wander[1], "swing.diurnal": sw["swing.diurnal"],
              "swing.hot_hour": sw["swing.hot_hour"], "swing.sd": _sd(sw["swing.sd2"]), "swing.hours": sw["swing.hours"]}
     notes = []
@@ -224,7 +231,7 @@ def fit(s, o: dict, sigma_hour: float, *, bootstrap: int, seed: int, dip_hours: 
         starts = rng.integers(0, max(1, H - block + 1), max(1, -(-H // block)))
         m_b = np.concatenate([np.append(m[a:min(a + block, H)], np.nan) for a in starts])  # NaN: no lag across blocks
         c_b = np.concatenate([np.append(clock[a:min(a + block, H)], 0.0) for a in starts])
-        sw_b = swing_of(m_b, c_b, wander, span_cards)
+        sw_b = swing_of(m_b, c_b, wander, span_cards, dip_hours)
         comps.append(sw_b["components"])
         for k in ("swing.diurnal", "swing.hot_hour", "swing.hours"):
             draws[k].append(sw_b[k])
