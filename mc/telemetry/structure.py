@@ -204,12 +204,14 @@ def fit(s, o: dict, sigma_hour: float, *, bootstrap: int, seed: int, dip_hours: 
     H = x.shape[1]
     present = np.isfinite(x)
     per_hour = present.sum(axis=0)
-    with np.errstate(all="ignore"):
-        m = np.where(per_hour >= 2, np.nanmedian(np.where(present, x, np.nan), axis=0), np.nan)
+    m = np.full(H, np.nan)
+    busy = per_hour >= 2
+    if busy.any():
+        m[busy] = np.nanmedian(x[:, busy], axis=0)
     d = x - np.where(np.isfinite(m), m, 0.0)[None, :]
     d = np.where(np.isfinite(m)[None, :] & present, d, np.nan)
-    with np.errstate(all="ignore"):
-        d = d - np.nanmean(d, axis=1, keepdims=True)
+    has = np.isfinite(d)
+    d = d - (np.where(has, d, 0.0).sum(axis=1) / np.maximum(has.sum(axis=1), 1))[:, None]
     T = float(np.mean(present.sum(axis=1))) if H else 1.0  # hours a card is seen
     span_cards = float(np.mean(per_hour[per_hour > 0])) if (per_hour > 0).any() else 1.0
     prod, count = lag_sums(d, LAGS)

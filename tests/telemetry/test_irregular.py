@@ -137,3 +137,20 @@ def test_the_clock_is_the_data_s_hour_of_day():
     assert series.from_frame(hours).clock0 == 10.0  # numeric hours: hours since a midnight
     hours.attrs["unix_start"] = 1717200000.0 + 5 * 3600  # a Prometheus export's time 0: 05:00 UTC
     assert series.from_frame(hours).clock0 == 15.0
+
+
+def test_one_hour_of_the_day_leaves_the_diurnal_swing_unidentified():
+    """A daily probe at 03:00: the diurnal terms are said to be not identifiable, left
+    out of the fitted values, and the window-spread table still reads."""
+    from mc import telemetry
+
+    rng = np.random.default_rng(3)
+    cards, days = 8, 40
+    t = np.tile(24.0 * np.arange(days) + 3.0, cards) + rng.uniform(-0.1, 0.1, cards * days)
+    f = pd.DataFrame({"card": np.repeat(np.arange(cards), days), "time": t,
+                      "rate": 7000 * (1 + 0.05 * rng.standard_normal(cards * days))})
+    r = telemetry.fit(series.from_frame(f, probe=60.0), {"": 7000.0}, bootstrap=20, sims=0)
+    st = r["structure"]
+    assert math.isnan(st["fields"]["swing.diurnal"]["value"]) and math.isnan(st["fields"]["swing.hot_hour"]["value"])
+    assert any("hour(s) of the day observed" in n and "not identifiable" in n for n in r["notes"])
+    assert [x["window"] for x in st["spread"]] == ["1 h", "4 h", "a day", "a week"]
