@@ -46,9 +46,10 @@ FIELDS = ("wander.sd", "wander.hours", "swing.diurnal", "swing.hot_hour", "swing
 
 
 def hourly(s, o: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(x, n, clock)``: (cards, H) each card's mean clean residual per hour (NaN:
-    none), (cards, H) its samples, (H,) each hour's middle as an hour of day."""
-    t = np.asarray(s.times(), np.float64)
+    """``(x, n, clock)``: (cards, H) each card's mean clean residual per clock hour (a
+    sample in the hour its interval's middle falls in; NaN: none), (cards, H) its
+    samples, (H,) each hour's clock hour (0..23, as §1.4.1's ``clock(h)``)."""
+    t = np.asarray(s.times(), np.float64) + s.clock0  # hours since the midnight before t0: bins are clock hours
     r = o["z"] - 1.0
     ok = o["clean"] & np.isfinite(r) & np.isfinite(t)
     origin = math.floor(float(t[ok].min())) if ok.any() else 0
@@ -60,7 +61,7 @@ def hourly(s, o: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     total = np.bincount(flat, weights=r[ok], minlength=s.n_cards * H).reshape(s.n_cards, H)
     with np.errstate(invalid="ignore", divide="ignore"):
         x = np.where(n > 0, total / n, np.nan)
-    clock = (s.clock0 + origin + np.arange(H) + 0.5) % 24.0
+    clock = (origin + np.arange(H)) % 24.0  # SPEC 1.4.1: an hour's swing is the cosine at its clock hour
     return x, n, clock
 
 
