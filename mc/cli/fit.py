@@ -115,6 +115,7 @@ def _check(args) -> tuple:
     telemetry.slots.check_probe(args.probe)
     telemetry.slots.check_max_gap(args.max_gap)
     telemetry.series.check_tz(args.tz)
+    telemetry.slots.check_step(args.step)
     if args.base is not None and args.out is None:
         v.fail("base", args.base, "needs --out FILE.toml (the base is the scenario the fitted fields complete)")
     out = files.check_output(args.out, (".toml",)) if args.out is not None else None
@@ -190,7 +191,7 @@ def run(args) -> int:
     rated, columns, bootstrap, sims, seed, out, base = _check(args)
     figure_path = None if args.figure is None else files.check_output(args.figure, FIGURE_FORMATS, field="figure")
     s = telemetry.read(args.file, columns=columns, counter=args.counter, probe=args.probe, max_gap=args.max_gap,
-                       tz=args.tz)
+                       tz=args.tz, step=args.step)
     rated = _for_classes(rated, s.classes)
     unknown = sorted(set(rated) - set(s.classes))
     if unknown:
@@ -292,6 +293,9 @@ def register(sub) -> None:
     p.add_argument("--max-gap", type=float, default=None, metavar="HOURS",
                    help="a gap longer than this is an outage, after which an interval series' first sample "
                    "reports the card's median gap (default 3x each card's median gap)")
+    p.add_argument("--step", type=float, default=None, metavar="SHARE",
+                   help="a card whose level steps by more than SHARE across an outage is split there, the part "
+                   "after taken as a replacement card, ID~2 (default: a step across a gap is wander)")
     p.add_argument("--tz", default=None, metavar="ZONE",
                    help="the time zone whose hour of day datetimes are read in, for swing.hot_hour (default UTC; "
                    "numeric times are hours since a midnight)")

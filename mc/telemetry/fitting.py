@@ -136,6 +136,9 @@ def fit(s: Series, rated: dict | None = None, *, bootstrap: int = 200, seed: int
         v.fail("sims", sims, f"must be 0 (no dips fitted) or at least {MIN_SIMS} (a regression over the summaries)")
     say = progress or (lambda text: None)
     notes = []
+    if s.replaced:
+        notes.append(f"{s.replaced} series split at an outage where the card's level stepped more than the given "
+                     "step: each part after a step is fitted as a replacement card")
     say("noise and baselines")
     o = observe(s, k)
     sigma = o["sigma"]

@@ -51,6 +51,7 @@ class Series:
     kind: str = "grid"  # grid, interval or probe
     clock0: float = 0.0  # hour of day at t0
     outages: int = 0  # gaps longer than max_gap
+    replaced: int = 0  # cards split at an outage where their level stepped (the part after: a replacement)
 
     @property
     def n_cards(self) -> int:
@@ -99,7 +100,7 @@ class Series:
         pick = (lambda a: a) if idx is None else (lambda a: a[idx])
         return Series(cards, pick(self.classes), y, self.delta, self.t0, self.rated,
                       None if self.regular else pick(self.start), None if self.regular else pick(self.width),
-                      self.kind, self.clock0, self.outages)
+                      self.kind, self.clock0, self.outages, self.replaced)
 
 
 def columns_of(frame: Any, columns: dict | None, what: str) -> dict[str, str]:
@@ -179,7 +180,8 @@ def clock0_of(col: Any, tz: str | None, unix_start: float | None = None) -> floa
 
 
 def from_frame(frame: Any, *, what: str = "rows", columns: dict | None = None, ordered: bool = False,
-               probe: float | None = None, max_gap: float | None = None, tz: str | None = None) -> Series:
+               probe: float | None = None, max_gap: float | None = None, tz: str | None = None,
+               step: float | None = None) -> Series:
     """A ``Series`` from a table with columns ``card``, ``time`` (h, or datetimes)
     and ``rate`` (tok/s), and optionally ``class`` and ``rated`` (tok/s, one value
     per class; blank where not given). ``columns`` maps a key to the table's own
@@ -188,13 +190,16 @@ def from_frame(frame: Any, *, what: str = "rows", columns: dict | None = None, o
     any order). ``probe``: seconds each sample's benchmark runs from its time (a probe
     series; None: each sample averages the interval since the card's previous one);
     ``max_gap``: hours past which a gap is an outage (default 3× the card's median gap);
-    ``tz``: the time zone whose hour of day datetimes are read in (default UTC).
+    ``tz``: the time zone whose hour of day datetimes are read in (default UTC);
+    ``step``: a card whose level steps across an outage by more than this share is
+    split there, the part after a replacement (default: a step is wander).
     One-line errors name what is wrong."""
     import pandas as pd
 
     probe = slots.check_probe(probe)
     max_gap = slots.check_max_gap(max_gap)
     tz = check_tz(tz)
+    step = slots.check_step(step)
 
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"{what} must be a pandas DataFrame with columns card, time, rate, not {type(frame).__name__}")
@@ -230,10 +235,15 @@ def from_frame(frame: Any, *, what: str = "rows", columns: dict | None = None, o
     k = np.rint(pos).astype(np.int64)
     start = width = None
     kind, outages = "grid", 0
-    if probe is not None or (np.abs(pos - k) > 0.01).any():  # irregular: SPEC §8.3
+    replaced = 0
+    if probe is not None or step is not None or (np.abs(pos - k) > 0.01).any():  # irregular: SPEC §8.3
         kind = "interval" if probe is None else "probe"
         delta = float(np.median(gaps))
         a, w, out = slots.intervals(card, time, len(card_ids), probe=probe, max_gap=max_gap)
+        if step is not None:
+            card, card_ids, replaced = slots.split_steps(card, time, rate, out, card_ids, step)
+            if replaced:
+                a, w, out = slots.intervals(card, time, len(card_ids), probe=probe, max_gap=max_gap)
         outages = int(out.sum())
         k = slots.slots(card, time, delta, t0)
     if delta > HOURS:
@@ -264,7 +274,8 @@ def from_frame(frame: Any, *, what: str = "rows", columns: dict | None = None, o
         cls, classes = np.full(len(card), ""), np.full(len(card_ids), "", dtype=object)
     rated = _rated(col["rated"], order, cls, f"{what}.{names['rated']}") if "rated" in names else {}
     clock0 = (clock0_of(col["time"], tz, frame.attrs.get("unix_start")) + t0) % 24.0
-    return Series(ids, np.asarray(classes, dtype=object), y, delta, t0, rated, start, width, kind, clock0, outages)
+    return Series(ids, np.asarray(classes, dtype=object), y, delta, t0, rated, start, width, kind, clock0, outages,
+                  replaced)
 
 
 def _forward(card: np.ndarray, time: np.ndarray, card_ids: np.ndarray, raw: Any, field: str) -> None:
@@ -336,16 +347,17 @@ def _ids(names: np.ndarray) -> np.ndarray:
 
 
 def read(path: Any, *, columns: dict | None = None, counter: bool = False, probe: float | None = None,
-         max_gap: float | None = None, tz: str | None = None) -> Series:
+         max_gap: float | None = None, tz: str | None = None, step: float | None = None) -> Series:
     """A ``Series`` from a Parquet or CSV file of rows (``mc telemetry``'s, or any
     with columns card, time, rate and optionally class and rated; ``columns`` maps
     a key to the file's own column name), or from a Prometheus ``query_range``
     export (``.json``; ``columns`` may name the labels of the card and the class;
     ``counter``: its values are a cumulative count of tokens, differenced into tok/s);
-    ``probe``, ``max_gap``, ``tz`` as ``from_frame``."""
+    ``probe``, ``max_gap``, ``tz``, ``step`` as ``from_frame``."""
     import pandas as pd
 
-    how = {"probe": slots.check_probe(probe), "max_gap": slots.check_max_gap(max_gap), "tz": check_tz(tz)}
+    how = {"probe": slots.check_probe(probe), "max_gap": slots.check_max_gap(max_gap), "tz": check_tz(tz),
+           "step": slots.check_step(step)}
 
     ext = Path(str(path)).suffix.lower()
     p = input_file(path, "file", limit=MAX_ROWS_BYTES)

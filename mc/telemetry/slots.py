@@ -84,6 +84,44 @@ def slots(card: np.ndarray, time: np.ndarray, delta: float, t0: float) -> np.nda
     return rank + np.maximum.accumulate(lifted) - card.astype(np.int64) * span
 
 
+def split_steps(card: np.ndarray, time: np.ndarray, rate: np.ndarray, outage: np.ndarray, card_ids: np.ndarray,
+                step: float) -> tuple[np.ndarray, np.ndarray, int]:
+    """Cards whose level steps across an outage by more than ``step`` (a share: the
+    segment's median rate over the one before's, less 1) split there, the part after
+    taken as a replacement card (id ``ID~k``); rows sorted by (card, time).
+
+    Returns ``(card, card_ids, splits)``: each row's new card index, the new ids, and
+    how many replacements were made. A smaller step across a gap stays one card (wander).
+    """
+    first = np.concatenate([[True], card[1:] != card[:-1]])
+    seg = np.cumsum(first | outage) - 1
+    order = np.lexsort((rate, seg))
+    count = np.bincount(seg)
+    lo = np.concatenate([[0], np.cumsum(count)[:-1]])
+    med = 0.5 * (rate[order][lo + (count - 1) // 2] + rate[order][lo + count // 2])
+    starts = np.flatnonzero(first | outage)
+    stepped = np.zeros(len(card), bool)
+    for i in starts[outage[starts]]:
+        before, after = med[seg[i] - 1], med[seg[i]]
+        if before > 0 and abs(after / before - 1.0) > step:
+            stepped[i] = True
+    if not stepped.any():
+        return card, card_ids, 0
+    new = np.cumsum(first | stepped) - 1
+    part = np.cumsum(stepped) - np.maximum.accumulate(np.where(first, np.cumsum(stepped), 0))
+    head = np.flatnonzero(first | stepped)
+    ids = np.asarray([str(card_ids[card[i]]) if part[i] == 0 else f"{card_ids[card[i]]}~{part[i] + 1}" for i in head],
+                     dtype=object)
+    return new, ids, int(stepped.sum())
+
+
+def check_step(step) -> float | None:
+    """``step``: None (a level step across a gap is wander), or a share > 0."""
+    if step is None:
+        return None
+    return float(v.number("step", step, lo=0.0, lo_open=True, hi=1e6))
+
+
 def check_probe(probe) -> float | None:
     """``probe`` seconds: None, or a number > 0 and at most a day."""
     if probe is None:

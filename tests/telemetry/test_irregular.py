@@ -154,3 +154,36 @@ def test_one_hour_of_the_day_leaves_the_diurnal_swing_unidentified():
     assert math.isnan(st["fields"]["swing.diurnal"]["value"]) and math.isnan(st["fields"]["swing.hot_hour"]["value"])
     assert any("hour(s) of the day observed" in n and "not identifiable" in n for n in r["notes"])
     assert [x["window"] for x in st["spread"]] == ["1 h", "4 h", "a day", "a week"]
+
+
+def test_the_dips_simulation_samples_the_data_s_own_intervals():
+    """Each simulated card has a sample exactly where the data's card has one, over its
+    interval: with no noise and no dips every simulated sample is its card's quality."""
+    from mc.fleet.lottery import Lottery
+    from mc.telemetry import dipfit
+
+    rng = np.random.default_rng(5)
+    rows = [pd.DataFrame({"card": c, "time": np.cumsum(rng.uniform(0.5, 2.5, 30)), "rate": rng.uniform(1, 2, 30)})
+            for c in range(3)]
+    s = series.from_frame(pd.concat(rows))
+    y = dipfit.simulate_over([Dips(rate=0.0), Dips(rate=0.0)], Lottery(mean=1.0, sd=0.1), 0.0, s, seed=1)
+    assert y.shape == (2,) + s.y.shape
+    assert (np.isfinite(y) == np.isfinite(s.y)[None]).all()
+    per_card = np.nanmax(y, axis=2) - np.nanmin(y, axis=2)
+    assert np.allclose(per_card, 0.0, atol=1e-6) and not np.allclose(y[0], y[1], equal_nan=True)
+
+
+def test_a_level_step_across_an_outage_is_a_replacement_only_past_the_given_step():
+    rng = np.random.default_rng(6)
+    rows = []
+    for c, jump in ((0, 1.0), (1, 1.3), (2, 1.03)):
+        t = np.cumsum(rng.uniform(0.8, 1.2, 60))
+        t[30:] += 100.0  # an outage of 100 h after sample 30
+        level = np.where(np.arange(60) < 30, 7000.0, 7000.0 * jump)
+        rows.append(pd.DataFrame({"card": c, "time": t, "rate": level * (1 + 0.02 * rng.standard_normal(60))}))
+    f = pd.concat(rows)
+    assert series.from_frame(f).n_cards == 3  # a step is wander unless a step size is given
+    s = series.from_frame(f, step=0.1)
+    assert s.replaced == 1 and list(map(str, s.cards)) == ["0", "1", "1~2", "2"]
+    assert s.outages == 2 and np.isfinite(s.y).sum() == 180
+    assert np.nanmedian(s.y[2]) > 1.2 * np.nanmedian(s.y[1])

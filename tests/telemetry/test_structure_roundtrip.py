@@ -51,3 +51,16 @@ def test_coverage_over_seeds():
             hits[name] += _within(f, name, x)
     print(hits)
     assert all(h >= 9 for h in hits.values()), hits
+
+
+@pytest.mark.slow
+def test_dips_fitted_on_irregular_telemetry():
+    """golden-idler's dips (2 a month of 4 h) fitted back from gappy, jittered samples,
+    the simulation sampling the data's own intervals."""
+    sc = presets.get("golden-idler")
+    e = telemetry.emit(sc, telemetry.Sampling(every=30, hours=730), cards=64, seed=7, cadence=GAPPY)
+    s = telemetry.from_frame(e.samples)
+    r = telemetry.fit(s, {"flagship": 7000.0}, bootstrap=50, sims=64, seed=7)
+    f = r["fields"]
+    for name, truth in (("dips.rate", 2.0), ("dips.mean_hours", 4.0), ("window.sigma_hour", 0.25)):
+        assert f[name]["lo"] <= truth <= f[name]["hi"], (name, f[name])
