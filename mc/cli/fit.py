@@ -20,6 +20,8 @@ from ._common import load_scenario, print_json
 UNITS = {"lottery.mean": "", "lottery.sd": "", "lottery.lemon_rate": "share", "lottery.lemon_factor": "",
          "dips.rate": "per 730 h", "dips.mean_hours": "h", "dips.depth_lo": "share", "dips.depth_hi": "share",
          "window.sigma_hour": "share"}
+STRUCTURE_UNITS = {"wander.sd": "share", "wander.hours": "h", "swing.diurnal": "share",
+                   "swing.hot_hour": "hour of day", "swing.sd": "share", "swing.hours": "h"}
 SHOWN = {"lottery.mean": "x rated", "lottery.sd": "x rated", "lottery.lemon_factor": "x q"}  # the table's words
 BASE = "golden-idler"  # the scenario --out completes when no --base is given
 FIGURE_FORMATS = (".png", ".pdf")  # mc.telemetry.plot.FORMATS (matplotlib is imported only to draw)
@@ -86,6 +88,10 @@ def _check(args) -> tuple:
     if 0 < sims < telemetry.fitting.MIN_SIMS:
         v.fail("sims", sims, f"must be 0 (no dips fitted) or at least {telemetry.fitting.MIN_SIMS}")
     seed = v.count("seed", args.seed, lo=0, hi=2**31 - 1)
+    telemetry.slots.check_probe(args.probe)
+    telemetry.slots.check_max_gap(args.max_gap)
+    telemetry.series.check_tz(args.tz)
+    telemetry.slots.check_step(args.step)
     if args.base is not None and args.out is None:
         v.fail("base", args.base, "needs --out FILE.toml (the base is the scenario the fitted fields complete)")
     out = files.check_output(args.out, (".toml",)) if args.out is not None else None
@@ -93,23 +99,45 @@ def _check(args) -> tuple:
     return rated, columns, bootstrap, sims, seed, out, base
 
 
+def structure_sections(r: dict, data: dict) -> list[str]:
+    """The fitted wander and swing into a scenario's tables (``data``, in place), each
+    identified field only, and what a reader must know of them."""
+    fields = r["structure"]["fields"]
+    out = []
+    for name, f in fields.items():
+        head, _, tail = name.partition(".")
+        if math.isfinite(f["value"]):
+            data.setdefault(head, {})[tail] = float(f["value"])
+        else:
+            out.append(f"{name} not identified by the fit: the base's value kept")
+    from ..fleet.scenario import Scenario
+
+    try:
+        Scenario.from_dict(data)
+    except v.ParamError as err:
+        out.append(f"the fitted wander and swing are written, but this version's month does not yet simulate "
+                   f"them ({err}): mc run refuses the file until it does")
+    return out
+
+
 def scenario_text(r: dict, file: str, base_name: str, fitted, notes: list[str]) -> str:
     """The fitted scenario as ``mc show`` writes a scenario: every field with its unit
     and meaning, the fitted ones with their 95% intervals, and a header saying
     where it came from."""
     data = fitted.to_dict()
+    notes.extend(structure_sections(r, data))  # the caller's list: it prints them too
     trace = data.get("demand", {}).get("trace")
     if trace is not None:  # the float32 values the scenario holds, as mc show writes them
         data["demand"]["trace"] = np.asarray(trace, np.float32)
     notes_text = "".join(f"\nNote: {n}" for n in notes)
     header = (f"Fitted by mc fit to {file} ({r['cards']:,} cards, a sample every {r['every_minutes']:g} min over "
               f"{r['hours']:g} h) over the base {base_name}.\n"
-              "lottery, dips and window.sigma_hour are fitted (each comment gives its 95% interval); every other "
+              "lottery, dips, window.sigma_hour, wander and swing (but swing.start_hour) are fitted (each comment gives "
+              "its 95% interval); every other "
               "field is the base's.\nEach comment: unit; meaning, and (default X) where the value is not the "
               f"default.{notes_text}\nRun it with: mc run FILE.toml")
     remarks = comments("fleet", data)
-    for name in UNITS:
-        f = r["fields"][name]
+    for name, f in [*((n, r["fields"][n]) for n in UNITS), *r["structure"]["fields"].items()]:
         if math.isfinite(f["value"]):
             interval = (f"95% {_num(f['lo'])} to {_num(f['hi'])}" if f["lo"] is not None and math.isfinite(f["lo"])
                         else "no interval")
@@ -117,10 +145,29 @@ def scenario_text(r: dict, file: str, base_name: str, fitted, notes: list[str]) 
     return files.to_toml(data, header, remarks)
 
 
+def structure_text(r: dict) -> None:
+    """Wander, swing and the window-spread table, as ``mc fit`` prints them."""
+    st = r["structure"]
+    kind = {"grid": "a regular grid", "interval": "an interval series (each sample the mean since the one before)",
+            "probe": "a probe series"}[st["kind"]]
+    print(f"\nsamples read as {kind}; {st['outages']:,} outages (gaps past max_gap) split the cards' series")
+    print(f"\n{'structure':22s} {'value':>10s}  {'95% interval':>21s}  units")
+    for name, f in st["fields"].items():
+        print(f"{name:22s} {_num(f['value']):>10s}  {_num(f['lo']):>10s} to {_num(f['hi']):>7s}  "
+              f"{STRUCTURE_UNITS[name]}")
+    print(f"intervals: the wander by resamples of the cards; the swing by a moving-block bootstrap over "
+          f"{st['block_days']}-day blocks")
+    print(f"\n{'window':8s} {'1/sqrt(W) law':>14s} {'with wander':>12s} {'and swing':>10s}  (spread of a window's "
+          "mean, share of rate)")
+    for x in st["spread"]:
+        print(f"{x['window']:8s} {x['law']:14.4f} {x['with_wander']:12.4f} {x['with_swing']:10.4f}")
+
+
 def run(args) -> int:
     rated, columns, bootstrap, sims, seed, out, base = _check(args)
     figure_path = None if args.figure is None else files.check_output(args.figure, FIGURE_FORMATS, field="figure")
-    s = telemetry.read(args.file, columns=columns, counter=args.counter)
+    s = telemetry.read(args.file, columns=columns, counter=args.counter, probe=args.probe, max_gap=args.max_gap,
+                       tz=args.tz, step=args.step)
     rated = _for_classes(rated, s.classes)
     unknown = sorted(set(rated) - set(s.classes))
     if unknown:
@@ -176,12 +223,14 @@ def run(args) -> int:
     law = r["noise"]["k_means"]
     print("spread of the mean of k samples over the 1/sqrt(k) law: "
           + ", ".join(f"k={x['k']}: {x['ratio']:.3f}" for x in law))
+    structure_text(r)
     for note in r["notes"]:
         print(f"note: {note}")
     for line in warnings:
         print(f"warning: {line}")
     if written is not None:
-        print(f"\nwrote {out}: the base {written['base']} with the fitted lottery, dips and window.sigma_hour")
+        print(f"\nwrote {out}: the base {written['base']} with the fitted lottery, dips, window.sigma_hour, "
+              "wander and swing (its header notes what was kept)")
         for note in written["notes"]:
             print(f"note: {note}")
     if figure_path is not None:
@@ -196,7 +245,8 @@ def register(sub) -> None:
                        "a 95% interval (the lottery and noise by bootstrap over cards, the dips by simulation). "
                        "FILE is a .parquet or .csv of rows with columns "
                        "card, time (hours, or datetimes) and rate (tok/s), and optionally class and rated (tok/s), "
-                       "on a regular grid (mc telemetry writes one), or a Prometheus query_range export (.json), "
+                       "on a grid or at irregular times (an interval series, or a probe series with --probe; gaps of any "
+                       "length split a card's series), or a Prometheus query_range export (.json), "
                        "each series a card. Dips too short or shallow to see are accounted for by simulating telemetry "
                        "of the data's size with the same sampling and the same detector; --out writes the fitted "
                        "scenario.")
@@ -213,6 +263,18 @@ def register(sub) -> None:
                    help="a Prometheus export's values are a cumulative count of tokens, not tok/s: each step's "
                    "increase over its seconds is the rate (a drop is a restart from 0, as Prometheus's rate() "
                    "takes it)")
+    p.add_argument("--probe", type=float, default=None, metavar="SECONDS",
+                   help="the rows are a probe series: each sample a benchmark of SECONDS starting at its time "
+                   "(default: an interval series, each sample the mean since the card's previous one)")
+    p.add_argument("--max-gap", type=float, default=None, metavar="HOURS",
+                   help="a gap longer than this is an outage, after which an interval series' first sample "
+                   "reports the card's median gap (default 3x each card's median gap)")
+    p.add_argument("--step", type=float, default=None, metavar="SHARE",
+                   help="a card whose level steps by more than SHARE across an outage is split there, the part "
+                   "after taken as a replacement card, ID~2 (default: a step across a gap is wander)")
+    p.add_argument("--tz", default=None, metavar="ZONE",
+                   help="the time zone whose hour of day datetimes are read in, for swing.hot_hour (default UTC; "
+                   "numeric times are hours since a midnight)")
     p.add_argument("--bootstrap", type=int, default=200, help="resamples of the cards for the intervals (default 200)")
     p.add_argument("--sims", type=int, default=telemetry.fitting.SIMS,
                    help="simulated data sets of the data's size in each of the dips' two rounds, and half as many "

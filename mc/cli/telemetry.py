@@ -8,12 +8,18 @@ and writes nothing (exit 130): only a whole run is saved, sealed by its manifest
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 import time
 from statistics import NormalDist
 
+from .. import _validate as v
 from .. import engine, telemetry
+from ..fleet.swing import Swing
+from ..fleet.wander import Wander
+from ..telemetry import slots
+from ..telemetry.cadence import Cadence
 from ..studies import manifest
 from ._common import add_progress, load_scenario, print_json, progress_of
 
@@ -29,7 +35,33 @@ def _check(args) -> tuple:
     n = sum(count for _, _, count in blocks)
     engine.check_run_args(n, args.seed, args.chunk)
     paths = telemetry.paths(args.out)
-    return scenario, sampling, blocks, n, paths
+    cadence = Cadence(jitter=args.jitter, splay=args.splay, missed=args.missed, outage_rate=args.outages,
+                      outage_hours=args.outage_hours, probe=args.probe or 0.0)
+    if args.probe is not None:
+        slots.check_probe(args.probe)
+    wander, swing = _structure(args.structure, scenario)
+    return scenario, sampling, blocks, n, paths, cadence, wander, swing
+
+
+def _structure(text: str | None, scenario) -> tuple[Wander, Swing]:
+    """``--structure wander.sd=0.02,swing.diurnal=0.015,...`` over the scenario's own."""
+    got: dict[str, dict] = {"wander": {}, "swing": {}}
+    for item in text.split(",") if text else []:
+        key, sep, value = item.strip().partition("=")
+        head, _, tail = key.partition(".")
+        if not sep or head not in got or not tail:
+            v.fail("structure", text, "must be FIELD=VALUE pairs separated by commas, each FIELD wander.sd, "
+                   "wander.hours, swing.diurnal, swing.hot_hour, swing.start_hour, swing.sd or swing.hours")
+        try:
+            got[head][tail] = float(value)
+        except ValueError:
+            v.fail(f"structure.{key}", value, "must be a number")
+    try:
+        wander = dataclasses.replace(scenario.wander, **got["wander"])
+        swing = dataclasses.replace(scenario.swing, **got["swing"])
+    except TypeError as err:
+        v.fail("structure", text, f"names a field neither section has ({err})")
+    return wander, swing
 
 
 def _zero_share(sigma: float) -> float:
@@ -38,18 +70,20 @@ def _zero_share(sigma: float) -> float:
 
 
 def run(args) -> int:
-    scenario, sampling, blocks, n, (rows, truth, dips) = _check(args)
+    scenario, sampling, blocks, n, (rows, truth, dips), cadence, wander, swing = _check(args)
     sigma = sampling.sigma(scenario.window.sigma_hour)
     config = {"scenario": args.scenario, "fields": scenario.to_dict(),
               "telemetry": {"cards": n, "classes": {c.name: k for c, _, k in blocks}, "every_minutes": sampling.every,
                             "hours": sampling.hours, "samples_per_card": sampling.samples,
-                            "sigma_sample": sigma}}
+                            "sigma_sample": sigma, "cadence": dataclasses.asdict(cadence),
+                            "wander": dataclasses.asdict(wander), "swing": dataclasses.asdict(swing)}}
     made = manifest.build(config, seed=args.seed, n=n, seeding=SEEDING)
     seal = manifest.beside(rows)
     manifest.unseal(seal)
     t0 = time.perf_counter()
     emitted, digests = telemetry.write(rows, scenario, sampling, cards=args.cards, seed=args.seed, chunk=args.chunk,
-                                       progress=progress_of(args), metadata=manifest.to_json(made))
+                                       progress=progress_of(args), metadata=manifest.to_json(made),
+                                       cadence=cadence, wander=wander, swing=swing)
     wall = time.perf_counter() - t0
     if emitted.partial:
         raise KeyboardInterrupt(f"after {emitted.done:,} of {n:,} cards; nothing was written to {rows} "
@@ -62,7 +96,8 @@ def run(args) -> int:
                     "classes": {c.name: k for c, _, k in blocks}, "every_minutes": sampling.every,
                     "hours": sampling.hours, "samples_per_card": sampling.samples, "samples": samples,
                     "dips": len(emitted.dips), "sigma_sample": sigma, "zero_share": _zero_share(sigma),
-                    "files": {"rows": str(rows), "truth": str(truth), "dips": str(dips), "manifest": str(seal)},
+                    "cadence": dataclasses.asdict(cadence), "wander": dataclasses.asdict(wander),
+                    "swing": dataclasses.asdict(swing), "files": {"rows": str(rows), "truth": str(truth), "dips": str(dips), "manifest": str(seal)},
                     "wall_s": round(wall, 3), "samples_per_s": rate,
                     "provenance": manifest.provenance(seed=args.seed, n=n, wall_s=round(wall, 3))})
     else:
@@ -74,6 +109,9 @@ def run(args) -> int:
         print(f"one sample errs by sigma = {100 * sigma:.1f}% of the card's rate (sigma_hour "
               f"{scenario.window.sigma_hour:g} x sqrt(60 / {sampling.every:g}))"
               + (f"; {100 * zero:.1f}% of samples outside dips read 0 (the clip at zero)" if zero >= 1e-3 else ""))
+        if not (cadence.regular and wander.sd == 0 and swing.diurnal == 0 and swing.sd == 0):
+            print(f"irregular cadence {dataclasses.asdict(cadence)}; wander {dataclasses.asdict(wander)}; "
+                  f"swing {dataclasses.asdict(swing)} (the truth, also in the manifest)")
         print(f"rows in {rows}; truth in {truth} (one row per card) and {dips} ({len(emitted.dips):,} dips); "
               f"manifest {seal}")
     sys.stdout.flush()
@@ -101,6 +139,20 @@ def register(sub) -> None:
                    "class by class")
     p.add_argument("--every", type=float, default=5.0, help="minutes between samples (default 5)")
     p.add_argument("--hours", type=float, default=730.0, help="hours observed from t = 0 (default 730)")
+    p.add_argument("--jitter", type=float, default=0.0,
+                   help="each sample's time varies uniformly within this share of the interval (default 0)")
+    p.add_argument("--splay", type=float, default=0.0,
+                   help="each card's samples start at a random offset within this share of the interval (default 0)")
+    p.add_argument("--missed", type=float, default=0.0, help="chance a scrape is missed (default 0)")
+    p.add_argument("--outages", type=float, default=0.0,
+                   help="outages a card goes dark, per 730 h (default 0; at most 8 a month)")
+    p.add_argument("--outage-hours", type=float, default=48.0, help="mean hours of an outage (default 48)")
+    p.add_argument("--probe", type=float, default=None, metavar="SECONDS",
+                   help="write a probe series: each sample a benchmark of SECONDS from its time (default: an "
+                   "interval series, each sample the mean since the card's previous one)")
+    p.add_argument("--structure", default=None, metavar="FIELD=VALUE,...",
+                   help="wander and swing the cards' rates carry (docs/model.md 1.4.1), over the scenario's: "
+                   "wander.sd, wander.hours, swing.diurnal, swing.hot_hour, swing.start_hour, swing.sd, swing.hours")
     p.add_argument("--seed", type=int, default=0, help="seed; card i uses fold_in(key(seed), i) (default 0)")
     p.add_argument("--chunk", type=int, default=None, help="cards per device batch (default: automatic)")
     p.add_argument("--json", action="store_true", help="print what was written as JSON")

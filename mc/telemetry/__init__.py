@@ -13,16 +13,26 @@ under the clip at zero, dips seen, the lottery's lemon mixture) and ``fitting``
 puts them together, with a bootstrap over cards for the lottery and noise and
 ``dipfit``'s simulation (the dips no monitor can see included) for the dips;
 ``fitting.scenario_of`` makes the fitted scenario.
+
+Real telemetry (SPEC §8.3): ``slots`` reads irregular times (interval and probe
+series, outages) into each sample's own interval; ``intervals`` observes a card over
+such intervals with wander and swing (SPEC §1.4.1); ``cadence`` draws a real
+monitor's times (jitter, splay, missed scrapes, outages) for ``emit``; ``structure``
+fits wander and swing and the window-spread table.
 """
 
+from . import cadence as cadence
 from . import detect as detect
 from . import dipfit as dipfit
 from . import fitting as fitting
+from . import intervals as intervals
 from . import mixture as mixture
 from . import noise as noise
 from . import observe as observe
 from . import prometheus as prometheus
 from . import series as series
+from . import slots as slots
+from . import structure as structure
 from .emit import Emitted as Emitted
 from .emit import emit as emit
 from .emit import layout as layout
@@ -37,6 +47,6 @@ from .write import FORMATS as FORMATS
 from .write import paths as paths
 from .write import write as write
 
-__all__ = ["detect", "dipfit", "fitting",
-           "mixture", "noise", "observe", "prometheus", "series", "Emitted", "emit", "layout", "fit", "Params",
+__all__ = ["cadence", "detect", "dipfit", "fitting", "intervals",
+           "mixture", "noise", "observe", "prometheus", "series", "slots", "structure", "Emitted", "emit", "layout", "fit", "Params",
            "MAX_SAMPLES", "Sampling", "Series", "from_frame", "read", "FORMATS", "paths", "write"]

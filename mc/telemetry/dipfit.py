@@ -54,6 +54,8 @@ import numpy as np
 
 from ..fleet.dips import Dips
 from ..fleet.lottery import Lottery
+from ..fleet.wander import Wander
+from . import intervals
 from .observe import Params, card
 from .series import Series
 
@@ -163,6 +165,8 @@ def simulate(phis: np.ndarray, lottery: Lottery, sigma_hour: float, s: Series, c
     """(draws, cards, samples) float64 relative telemetry (rated 1) of ``s.n_cards``
     cards for each row of ``φ``, sampled as ``s``; draw ``first + d``, card ``i``
     uses ``fold_in(fold_in(key(seed), first + d), i)``."""
+    if not s.regular:
+        return _simulate_over(phis, lottery, sigma_hour, s, cap, seed, first)
     every = s.delta * 60.0
     hours = s.span
     base = Params(every=every, hours=hours, rated=1.0, sigma_hour=sigma_hour, lottery=lottery)
@@ -172,6 +176,43 @@ def simulate(phis: np.ndarray, lottery: Lottery, sigma_hour: float, s: Series, c
                                depth_hi=float(max(t[3], t[2])), max_count=cap)) for t in th]
     ids = jnp.arange(first, first + len(th))
     return np.asarray(_run(ids, _batched(params), jax.random.key(seed), jnp.arange(s.n_cards)), np.float64)
+
+
+def _simulate_over(phis: np.ndarray, lottery: Lottery, sigma_hour: float, s: Series, cap: int, seed: int,
+                   first: int) -> np.ndarray:
+    """``simulate`` for a series of irregular times (``simulate_over``)."""
+    dips = [Dips(rate=float(t[0]), mean_hours=float(t[1]), depth_lo=float(t[2]), depth_hi=float(max(t[3], t[2])),
+                 max_count=cap) for t in theta_of(phis)]
+    return simulate_over(dips, lottery, sigma_hour, s, seed, first)
+
+
+def simulate_over(dips: list[Dips], lottery: Lottery, sigma_hour: float, s: Series, seed: int,
+                  first: int = 0) -> np.ndarray:
+    """(draws, cards, slots) float64 relative telemetry (rated 1) of a series of irregular
+    times, one draw per ``Dips``: each simulated card is sampled over the data's card's own
+    intervals (``intervals.card``), NaN where the data has none; draw ``first + d``, card
+    ``i`` uses ``fold_in(fold_in(key(seed), first + d), i)``."""
+    origin = min(float(np.nanmin(s.start)), 0.0)
+    has = np.isfinite(s.width)
+    a = jnp.asarray(np.where(has, s.start - origin, 0.0), jnp.float32)
+    w = jnp.asarray(np.where(has, s.width, 1.0), jnp.float32)
+    hours = s.span + 1.0
+    params = [Params(every=60.0, hours=hours, rated=1.0, sigma_hour=sigma_hour, lottery=lottery, dips=d)
+              for d in dips]
+    shared = jnp.zeros(intervals.path_hours(hours), jnp.float32)
+    ids = jnp.arange(first, first + len(params))
+    y = np.asarray(_run_over(ids, _batched(params), jax.random.key(seed), jnp.arange(s.n_cards), shared, a, w),
+                   np.float64)
+    return np.where(has[None], y, np.nan)
+
+
+def _one_over(d, p, key, cards, shared, a, w):
+    k = jax.random.fold_in(key, d)
+    keys = jax.vmap(jax.random.fold_in, in_axes=(None, 0))(k, cards)
+    return jax.vmap(lambda one, aa, ww: intervals.card(one, p, Wander(), shared, aa, ww)["rate"])(keys, a, w)
+
+
+_run_over = jax.jit(jax.vmap(_one_over, in_axes=(0, 0, None, None, None, None, None)))
 
 
 def sim_cards(s: Series) -> int:
@@ -255,7 +296,7 @@ def fit(s: Series, observed: dict, naive: np.ndarray, lottery: Lottery, sigma_ho
     box = first_box(naive, s.delta)
     rng = np.random.default_rng(seed)
     per_call = max(1, CHUNK_SAMPLES // max(1, m * s.y.shape[1]))
-    truth = sigma_hour / math.sqrt(s.delta)  # the simulations' σ(Δ)
+    truth = sigma_hour / math.sqrt(s.ref)  # the simulations' σ at a typical sample
     boxes, drawn = [], 0
 
     def run(phi: np.ndarray, cap: int, stage: str) -> tuple[np.ndarray, np.ndarray]:
@@ -267,7 +308,7 @@ def fit(s: Series, observed: dict, naive: np.ndarray, lottery: Lottery, sigma_ho
             say(f"dips: {stage}, simulations {a + 1} to {min(len(phi), a + per_call)} of {len(phi)}")
             y = simulate(phi[a:a + per_call], lottery, sigma_hour, s, cap, seed, first=drawn + a)
             for j in range(y.shape[0]):
-                sim = Series(np.arange(m), s.classes, np.where(np.isfinite(s.y), y[j], np.nan), s.delta, s.t0)
+                sim = s.with_y(np.where(np.isfinite(s.y), y[j], np.nan), np.arange(m))
                 with np.errstate(divide="ignore", invalid="ignore"):  # a card lost to its dips reads 0
                     o = observe(sim)
                     S[a + j] = summaries(o, sim)

@@ -21,6 +21,11 @@ from .. import _validate as v
 from .. import engine
 from ..fleet.pool import CardClass
 from ..fleet.scenario import Scenario
+from ..fleet.swing import Swing
+from ..fleet.wander import Wander
+from .cadence import Cadence, Monitor
+from .cadence import card as monitor_card
+from .intervals import swing_path
 from .observe import Params, card
 from .sampling import Sampling
 
@@ -72,10 +77,11 @@ class Emitted:
     samples: pd.DataFrame | None = field(default=None, repr=False)
     done: int = 0
     partial: bool = False
+    rows: int = 0  # samples recorded
 
     @property
     def n_samples(self) -> int:
-        return self.done * self.sampling.samples
+        return self.rows
 
 
 class _Chunks:
@@ -92,9 +98,16 @@ class _Chunks:
         ids = np.arange(self.next, self.next + take, dtype=np.int32)
         self.next += take
         rate = np.asarray(out["rate"][:take], dtype=np.float32).reshape(-1)
-        classes = pa.DictionaryArray.from_arrays(pa.array(np.zeros(take * n, np.int32)), pa.array([self.cls.name]))
-        self.sink(pa.table({"card": np.repeat(ids, n), "class": classes, "time": np.tile(self.times, take),
-                            "rate": rate}))
+        card = np.repeat(ids, n)
+        if "time" in out:  # an irregular cadence: each card's own times, the samples not recorded left out
+            time = np.asarray(out["time"][:take], dtype=np.float64).reshape(-1)
+            kept = np.isfinite(rate)
+            card, time, rate = card[kept], time[kept], rate[kept]
+        else:
+            time = np.tile(self.times, take)
+        classes = pa.DictionaryArray.from_arrays(pa.array(np.zeros(len(rate), np.int32)), pa.array([self.cls.name]))
+        self.sink(pa.table({"card": card, "class": classes, "time": time, "rate": rate}))
+        self.truth["rows"].append(len(rate))
         t = self.truth
         t["card"].append(ids)
         t["class"].append(np.full(take, self.cls.name, dtype=object))
@@ -118,7 +131,8 @@ def _cat(parts: list, dtype) -> np.ndarray:
 
 def emit(scenario: Scenario, sampling: Sampling | None = None, *, cards: int | None = None, seed: int = 0,
          chunk: int | None = None, devices: Any = None, progress: Any = False,
-         sink: Callable | None = None) -> Emitted:
+         sink: Callable | None = None, cadence: Cadence | None = None, wander: Wander | None = None,
+         swing: Swing | None = None) -> Emitted:
     """Telemetry of ``cards`` cards (default: the scenario's pool) sampled as
     ``sampling`` says (default every 5 minutes over 730 hours), SPEC §8.
 
@@ -130,6 +144,12 @@ def emit(scenario: Scenario, sampling: Sampling | None = None, *, cards: int | N
         sink: called with each chunk's rows as a ``pyarrow.Table`` in card order
             (columns card int32, class dictionary, time float64 h, rate float32
             tok/s); without one the rows are kept and returned as ``samples``.
+        cadence: an irregular monitor (SPEC §8.3; default: the regular grid).
+        wander, swing: the structure the cards' rates carry (SPEC §1.4.1; default the
+            scenario's). Given, they stand in for the scenario's own, which a month
+            refuses nonzero until it simulates them; telemetry emits them either way.
+            With all of ``cadence``, ``wander`` and ``swing`` zero the rows are §8's
+            grid, bit for bit.
     """
     v.instance("scenario", scenario, Scenario, SCENARIO)
     sampling = Sampling() if sampling is None else v.instance("sampling", sampling, Sampling, "a Sampling")
@@ -141,12 +161,21 @@ def emit(scenario: Scenario, sampling: Sampling | None = None, *, cards: int | N
     kept: list = []
     rows = kept.append if sink is None else sink
     truth: dict[str, list] = {k: [] for k in ("card", "class", "rated", "q", "lemon", "true_rate", "dips",
-                                              "dip_card", "dip_start", "dip_hours", "dip_depth")}
+                                              "dip_card", "dip_start", "dip_hours", "dip_depth", "rows")}
     done, partial = 0, False
+    cadence = Cadence() if cadence is None else v.instance("cadence", cadence, Cadence, "a Cadence")
+    wander = scenario.wander if wander is None else v.instance("wander", wander, Wander, "a Wander")
+    swing = scenario.swing if swing is None else v.instance("swing", swing, Swing, "a Swing")
+    plain = cadence.regular and wander.sd == 0 and swing.diurnal == 0 and swing.sd == 0
+    shared = None if plain else swing_path(seed, swing, sampling.hours)
     width = max(1, sampling.samples * engine.DEFAULT_CHUNK["cpu"] // CPU_STEP_SAMPLES)
     with engine.progress_bar(n_cards, progress, unit="cards") as bar:
         for cls, first, count in blocks:
-            run = engine.stream(card, params_of(scenario, sampling, cls), count, reducer=None,
+            params = params_of(scenario, sampling, cls)
+            fn = card if plain else monitor_card
+            if not plain:
+                params = Monitor(params, cadence, wander, shared)
+            run = engine.stream(fn, params, count, reducer=None,
                                 merge=_Chunks(cls, first, sampling, rows, truth), seed=seed, chunk=chunk,
                                 devices=devices, progress=bar, unit="cards", first=first, width=width)
             done += run.done
@@ -167,4 +196,4 @@ def emit(scenario: Scenario, sampling: Sampling | None = None, *, cards: int | N
 
         samples = (pa.concat_tables(kept).to_pandas() if kept
                    else pd.DataFrame({c: [] for c in SAMPLE_COLUMNS}))
-    return Emitted(sampling, n_cards, seed, cards_table, dips_table, samples, done, partial)
+    return Emitted(sampling, n_cards, seed, cards_table, dips_table, samples, done, partial, int(sum(truth["rows"])))

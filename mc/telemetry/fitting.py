@@ -36,7 +36,7 @@ from .. import _validate as v
 from ..fleet.lottery import Lottery
 from ..fleet.scenario import Scenario
 from ..units import HOURS
-from . import detect, dipfit, mixture, noise
+from . import detect, dipfit, mixture, noise, structure
 from .sampling import MINUTES
 from .series import Series
 
@@ -64,7 +64,8 @@ def observe(s: Series, k: float = detect.K) -> dict:
     y = s.y
     present = np.isfinite(y)
     base = np.nanmedian(y, axis=1)
-    sigma = noise.sigma_mle(noise.sums(y, base, present).sum(axis=0))
+    scale = s.scale()
+    sigma = noise.sigma_mle(noise.sums(y, base, present, scale).sum(axis=0))
     clean = present
     for _ in range(ROUNDS):
         g = noise.clipped_mean(sigma)
@@ -73,13 +74,13 @@ def observe(s: Series, k: float = detect.K) -> dict:
         hidden = detect.flagged(z, sd, s.delta, k)
         clean = present & ~hidden
         base = noise.baselines(y, clean, sigma)
-        sigma = noise.sigma_mle(noise.sums(y, base, clean).sum(axis=0))
+        sigma = noise.sigma_mle(noise.sums(y, base, clean, scale).sum(axis=0))
     g = noise.clipped_mean(sigma)
     sd = noise.clipped_sd(sigma) / g
     z = y / (np.maximum(base, 1e-30) * g)[:, None]
     seen = detect.seen(z, sd, s.delta, k)
     return {"base": base, "sigma": sigma, "sd": sd, "z": z, "clean": clean, "seen": seen,
-            "sums": noise.sums(y, base, clean), "count": clean.sum(axis=1)}
+            "sums": noise.sums(y, base, clean, scale), "count": clean.sum(axis=1)}
 
 
 def naive(seen: dict, idx: np.ndarray, span: float, delta: float) -> np.ndarray:
@@ -139,6 +140,9 @@ def fit(s: Series, rated: dict | None = None, *, bootstrap: int = 200, seed: int
         v.fail("sims", sims, f"must be 0 (no dips fitted) or at least {MIN_SIMS} (a regression over the summaries)")
     say = progress or (lambda text: None)
     notes = []
+    if s.replaced:
+        notes.append(f"{s.replaced} series split at an outage where the card's level stepped more than the given "
+                     "step: each part after a step is fitted as a replacement card")
     say("noise and baselines")
     o = observe(s, k)
     sigma = o["sigma"]
@@ -168,7 +172,7 @@ def fit(s: Series, rated: dict | None = None, *, bootstrap: int = 200, seed: int
                      "samples, so their baselines err by more than the cards differ")
     lot = mixture.fit(q[keep], float(np.mean(err_q[keep])))
     fitted = {"lottery.mean": lot["mean"], "lottery.sd": lot["sd"], "lottery.lemon_rate": lot["lemon_rate"],
-              "lottery.lemon_factor": lot["lemon_factor"], "window.sigma_hour": sigma * math.sqrt(s.delta)}
+              "lottery.lemon_factor": lot["lemon_factor"], "window.sigma_hour": sigma * math.sqrt(s.ref)}
     if not lot["lemons"]:
         notes.append("no lemon component beats one normal (BIC margin 10): lemon_rate 0, lemon_factor not identified")
 
@@ -200,9 +204,13 @@ def fit(s: Series, rated: dict | None = None, *, bootstrap: int = 200, seed: int
         lot_idx = idx[keep[idx]]
         lot_b = mixture.fit(q[lot_idx], float(np.mean(err_q[lot_idx])), lemons=lot["lemons"])
         row = {"lottery.mean": lot_b["mean"], "lottery.sd": lot_b["sd"], "lottery.lemon_rate": lot_b["lemon_rate"],
-               "lottery.lemon_factor": lot_b["lemon_factor"], "window.sigma_hour": sig_b * math.sqrt(s.delta)}
+               "lottery.lemon_factor": lot_b["lemon_factor"], "window.sigma_hour": sig_b * math.sqrt(s.ref)}
         for f in row:
             draws[f].append(row[f])
+    say("wander and swing")
+    dip_hours = fitted["dips.mean_hours"] if math.isfinite(fitted["dips.mean_hours"]) else n_obs[1]
+    st = structure.fit(s, o, fitted["window.sigma_hour"], bootstrap=bootstrap, seed=seed,
+                       dip_hours=float(dip_hours) if math.isfinite(dip_hours) and len(o["seen"]["card"]) else None)
     out = {}
     for f, value in fitted.items():
         if f in DIP_FIELDS:
@@ -231,7 +239,9 @@ def fit(s: Series, rated: dict | None = None, *, bootstrap: int = 200, seed: int
                   "k_means": noise.k_spread(o["z"], o["clean"], KS)},
         "seen": {"dips": int(len(o["seen"]["card"])), "naive": dict(zip(DIP_FIELDS, map(float, n_obs))),
                  "threshold_se": k, "smallest": detect.smallest(o["sd"], s.delta, k)},
-        "notes": notes,
+        "structure": {"fields": st["fields"], "spread": st["spread"], "hours": st["hours"],
+                      "block_days": st["block_days"], "kind": s.kind, "outages": s.outages, "clock0": s.clock0},
+        "notes": notes + st["notes"],
     }
 
 

@@ -42,12 +42,18 @@ def clipped_sd(sigma: float) -> float:
     return math.sqrt(max(0.0, second - clipped_mean(sigma) ** 2))
 
 
-def sums(y: np.ndarray, base: np.ndarray, clean: np.ndarray) -> np.ndarray:
+def sums(y: np.ndarray, base: np.ndarray, clean: np.ndarray, scale: np.ndarray | None = None) -> np.ndarray:
     """(cards, 3) per-card sums for the likelihood of ``σ``: samples above zero, their
     ``Σ (y/t − 1)²``, and samples at zero, over the ``clean`` samples (outside seen
-    dips, not missing). ``y``: (cards, n); ``base``: (cards,) baselines ``t``."""
+    dips, not missing). ``y``: (cards, n); ``base``: (cards,) baselines ``t``.
+    ``scale``: (cards, n) ``sqrt(Δ_j/Δ)`` of samples averaging their own ``Δ_j``
+    (SPEC §8.3): each residual is put at the typical ``Δ``'s error by it (a sample at
+    zero is taken as at the typical ``Δ``'s threshold, which the clip rarely makes
+    matter)."""
     ok = clean & np.isfinite(y)
     r = np.where(ok, y / base[:, None] - 1.0, 0.0)
+    if scale is not None:
+        r = np.where(ok, r * scale, 0.0)
     pos = ok & (y > 0)
     return np.stack([pos.sum(axis=1), np.where(pos, r * r, 0.0).sum(axis=1), (ok & (y <= 0)).sum(axis=1)], axis=1)
 

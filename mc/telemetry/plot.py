@@ -37,7 +37,7 @@ from .. import _validate as v
 from .. import files
 from ..fleet import presets
 from ..fleet.scenario import Scenario
-from . import detect, fitting
+from . import detect, dipfit, fitting
 from .emit import emit
 from .sampling import MINUTES, Sampling
 from .series import Series
@@ -93,6 +93,12 @@ def simulated_dips(scenario: Scenario, s: Series, *, seed: int = 0, k: float = d
     a whole multiple of the data's, so each copy of the data's missing samples is used."""
     copies = max(1, math.ceil((cards or SIM_CARDS) / s.n_cards))
     n = copies * s.n_cards
+    if not s.regular:  # each copy sampled over the data's own intervals
+        tiled = s.take(np.tile(np.arange(s.n_cards), copies))
+        y = dipfit.simulate_over([scenario.dips], scenario.lottery, scenario.window.sigma_hour, tiled, seed)[0]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            seen = fitting.observe(tiled.with_y(y, np.arange(n)), k)["seen"]
+        return {"hours": seen["length"] * s.delta, "depth": seen["depth"], "cards": n}
     sampling = Sampling(every=s.delta * MINUTES, hours=s.span)
     rates: list[np.ndarray] = []
     emit(scenario, sampling, cards=n, seed=seed, progress=False,

@@ -95,7 +95,9 @@ def rows(doc: Any, *, columns: dict | None = None, counter: bool = False, what: 
            "time": (np.concatenate(times) - t_min) / 3600.0, "rate": np.concatenate(values)}
     if cls is not None:
         out["class"] = np.repeat(np.asarray(classes, dtype=object), n)
-    return pd.DataFrame(out)
+    frame = pd.DataFrame(out)
+    frame.attrs["unix_start"] = t_min  # time 0 in unix seconds: its hour of day is the clock's (SPEC 8.3)
+    return frame
 
 
 def _short(x: Any) -> str:

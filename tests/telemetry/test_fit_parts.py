@@ -31,7 +31,6 @@ def test_rows_back_onto_their_grid():
 
 @pytest.mark.parametrize("change, field", [
     (lambda f: f.drop(columns="rate"), "rows"), (lambda f: f.assign(rate=-f.rate), "rows.rate"),
-    (lambda f: f.assign(time=f.time + np.where(f.index == 3, 0.01, 0.0)), "rows.time"),
     (lambda f: pd.concat([f, f.iloc[:1]]), "rows.time"), (lambda f: f.iloc[:1], "rows"),
     (lambda f: f.assign(rate=np.where(f.index == 2, np.nan, f.rate)), "rows.rate")])
 def test_bad_rows_are_one_line(change, field):

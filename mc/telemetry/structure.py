@@ -1,0 +1,273 @@
+"""Wander and swing fitted to telemetry (SPEC §8.3), and what they do to a window.
+
+Each clean sample's residual ``r = y/(t̂·g) − 1`` (outside seen dips) is averaged per
+card and hour of the series' clock, ``x_{i,h}``: the model's wander and swing are
+constant within an hour, and samples' noise is independent, so at lags of an hour or
+more only the structure is correlated.
+
+- **Swing** (fleet-wide): ``m_h``, the cross-card median of ``x_{i,h}``, is regressed
+  on ``[1, cos, sin](2π·clock_h/24)``: ``swing.diurnal`` the harmonic's amplitude,
+  ``swing.hot_hour`` its trough (``c = −diurnal·cos(2π(clock − hot)/24)``). What is left,
+  ``e_h``, holds the shared AR(1) ``v`` (and the cards' mean wander, ``1/N`` of theirs):
+  ``swing.sd`` and ``swing.hours`` from its autocovariance at lags of 1 h to 4 days.
+  A shared measurement error and a shared true swing look alike here: the fit gives the
+  shared part to ``swing``.
+- **Wander** (per card): ``x_{i,h} − m_h``, less its card's mean; its autocovariance at
+  binned lags (1 h to 16 days), pooled over cards, gives ``wander.sd`` and
+  ``wander.hours``.
+
+An AR(1) of spread ``sd`` and ``ρ = exp(−1/hours)``, less its mean over ``T`` hours,
+has autocovariance ``sd²·(ρ^L − κ_T(ρ))`` at lag ``L`` on average, ``κ_T`` the variance
+of a ``T``-hour mean over ``sd²``; ``(sd², ρ)`` minimise the squared misfit weighted by
+the pairs at each lag (``ρ`` on a grid, ``sd²`` in closed form, unconstrained: a
+negative ``sd²`` is ``sd = 0``, so with no structure about half the fits read 0).
+
+Intervals: the wander's by resampling cards (their sums at each lag); the swing's by a
+moving-block bootstrap over days of ``m_h`` (blocks of ``BLOCK_DAYS``), the fleet
+having one swing. Fewer than ``MIN_CLOCK_HOURS`` hours of the day observed leaves
+``diurnal`` and ``hot_hour`` unidentified, and an hourly series too short for its lags
+leaves an AR(1) unidentified; the result says so instead of inventing them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+LAGS = np.array([1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384])
+SWING_LAGS = LAGS[LAGS <= 96]
+HOURS_GRID = np.exp(np.linspace(math.log(0.5), math.log(1e4), 160))
+BLOCK_DAYS = 3
+CHI2_2_95 = math.sqrt(5.991)  # sqrt of the 95th percentile of chi-square, 2 degrees of freedom
+MIN_CLOCK_HOURS = 3  # distinct hours of day a harmonic needs (three coefficients)
+WINDOWS = (("1 h", 1.0), ("4 h", 4.0), ("a day", 24.0), ("a week", 168.0))
+FIELDS = ("wander.sd", "wander.hours", "swing.diurnal", "swing.hot_hour", "swing.sd", "swing.hours")
+
+
+def hourly(s, o: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(x, n, clock)``: (cards, H) each card's mean clean residual per clock hour (a
+    sample in the hour its interval's middle falls in; NaN: none), (cards, H) its
+    samples, (H,) each hour's clock hour (0..23, as §1.4.1's ``clock(h)``)."""
+    t = np.asarray(s.times(), np.float64) + s.clock0  # hours since the midnight before t0: bins are clock hours
+    r = o["z"] - 1.0
+    ok = o["clean"] & np.isfinite(r) & np.isfinite(t)
+    origin = math.floor(float(t[ok].min())) if ok.any() else 0
+    h = np.floor(np.where(ok, t, origin) - origin).astype(np.int64)
+    H = int(h[ok].max()) + 1 if ok.any() else 1
+    cards = np.broadcast_to(np.arange(s.n_cards)[:, None], r.shape)
+    flat = (cards * H + h)[ok]
+    n = np.bincount(flat, minlength=s.n_cards * H).reshape(s.n_cards, H)
+    total = np.bincount(flat, weights=r[ok], minlength=s.n_cards * H).reshape(s.n_cards, H)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        x = np.where(n > 0, total / n, np.nan)
+    clock = (origin + np.arange(H)) % 24.0  # SPEC 1.4.1: an hour's swing is the cosine at its clock hour
+    return x, n, clock
+
+
+def kappa(rho: np.ndarray, T: float) -> np.ndarray:
+    """Variance of a ``T``-hour mean of a unit AR(1) (``ρ``): ``(1/T²)ΣΣρ^|i−j|``."""
+    rho = np.minimum(np.asarray(rho, np.float64), 1 - 1e-12)
+    T = max(float(T), 1.0)
+    return ((1 + rho) / (1 - rho) - 2 * rho * (1 - rho**T) / (T * (1 - rho) ** 2)) / T
+
+
+def lag_sums(d: np.ndarray, lags: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, lags) each row's ``Σ d_h·d_{h+L}`` and pair count over present hours."""
+    ok = np.isfinite(d)
+    z = np.where(ok, d, 0.0)
+    H = d.shape[1]
+    prod = np.zeros((d.shape[0], len(lags)))
+    count = np.zeros((d.shape[0], len(lags)))
+    for k, L in enumerate(lags):
+        if L >= H:
+            continue
+        prod[:, k] = (z[:, :-L] * z[:, L:]).sum(axis=1)
+        count[:, k] = (ok[:, :-L] & ok[:, L:]).sum(axis=1)
+    return prod, count
+
+
+def ar1_fit(cov: np.ndarray, pairs: np.ndarray, lags: np.ndarray, T: float,
+            dip_hours: float | None = None) -> tuple[float, float]:
+    """``(sd² (signed), hours)`` of the AR(1) whose demeaned autocovariance best fits
+    ``cov`` at ``lags`` (weights: pairs); NaN where fewer than 3 lags have pairs.
+    ``dip_hours``: the dips' mean hours, whose unseen small dips add a covariance
+    ``b·exp(−L/dip_hours)`` (the chance one dip covers both ends of a lag), fitted
+    beside the AR(1) as a nuisance term with ``b ≥ 0``, at lags of at least
+    ``dip_hours`` (shorter ones are the dips' own: a dip's edges and its unseen part)."""
+    use = (pairs > 0) & ((lags >= dip_hours) if dip_hours is not None else True)  # shorter: the dips' own
+    if use.sum() < 3 + (dip_hours is not None):
+        return math.nan, math.nan
+    c, w, L = cov[use], pairs[use], lags[use].astype(np.float64)
+    # a correlation time past twice the series, or well below the shortest lag used, is not told apart
+    grid = HOURS_GRID[(HOURS_GRID <= 2 * T) & (HOURS_GRID >= L.min() / 3)]
+    rho = np.exp(-1.0 / grid)
+    f = rho[:, None] ** L[None, :] - kappa(rho, T)[:, None]  # (grid, lags)
+    if dip_hours is None:
+        a = (w * f * c).sum(axis=1) / np.maximum((w * f * f).sum(axis=1), 1e-300)
+        sse = (w * (c - a[:, None] * f) ** 2).sum(axis=1)
+    else:
+        g = np.exp(-L / dip_hours)
+        sw = np.sqrt(w)
+        a, sse = np.empty(len(rho)), np.empty(len(rho))
+        for i in range(len(rho)):
+            X = np.stack([f[i], g], axis=1) * sw[:, None]
+            coef, *_ = np.linalg.lstsq(X, c * sw, rcond=None)
+            if coef[1] < 0:  # dips only add covariance: b >= 0
+                coef = np.array([(X[:, 0] @ (c * sw)) / max(X[:, 0] @ X[:, 0], 1e-300), 0.0])
+            a[i] = coef[0]
+            sse[i] = float(((c * sw - X @ coef) ** 2).sum())
+    best = int(np.argmin(sse))
+    return float(a[best]), float(grid[best])
+
+
+def wander_of(prod: np.ndarray, count: np.ndarray, T: float, n_cards: float,
+              dip_hours: float | None = None) -> tuple[float, float]:
+    """``(sd², hours)`` from pooled per-card lag sums (the cross-card median taken off
+    each hour removes about ``1/N`` of the wander: put back)."""
+    P, C = prod.sum(axis=0), count.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cov = np.where(C > 0, P / C, 0.0) * (n_cards / max(n_cards - 1.0, 1.0))
+    return ar1_fit(cov, C, LAGS, T, dip_hours)
+
+
+def harmonic(m: np.ndarray, clock: np.ndarray) -> tuple[float, float, np.ndarray, np.ndarray]:
+    """``(diurnal, hot_hour, residual, (cos, sin) coefficients)`` of ``m_h`` regressed on
+    the hour of day (NaN where fewer than ``MIN_CLOCK_HOURS`` hours of day hold a value)."""
+    ok = np.isfinite(m)
+    if len(np.unique(np.floor(clock[ok]))) < MIN_CLOCK_HOURS:
+        return (math.nan, math.nan, np.where(ok, m - np.nanmean(m) if ok.any() else m, np.nan),
+                np.full(2, np.nan))
+    ang = 2 * np.pi * clock / 24.0
+    X = np.stack([np.ones_like(ang), np.cos(ang), np.sin(ang)], axis=1)
+    beta, *_ = np.linalg.lstsq(X[ok], m[ok], rcond=None)
+    amp = math.hypot(beta[1], beta[2])
+    hot = (math.atan2(-beta[2], -beta[1]) * 24 / (2 * np.pi)) % 24.0
+    hot = 0.0 if hot >= 24.0 else hot  # a tiny negative angle wraps to 24.0 in floating point
+    return amp, hot, np.where(ok, m - X @ beta, np.nan), beta[1:]
+
+
+def swing_of(m: np.ndarray, clock: np.ndarray, wander: tuple[float, float], n_cards: float,
+             dip_hours: float | None = None) -> dict:
+    """The swing's four figures from the hourly medians ``m`` (H,). ``dip_hours``: the
+    share of cards inside a dip moves the median from hour to hour, correlated over a
+    dip's length: a nuisance term, as for the wander."""
+    amp, hot, e, comp = harmonic(m, clock)
+    prod, count = lag_sums(e[None, :], SWING_LAGS)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cov = np.where(count[0] > 0, prod[0] / count[0], 0.0)
+    sd2_w, hours_w = wander
+    if math.isfinite(sd2_w) and sd2_w > 0:  # the cards' mean wander, left in m
+        cov = cov - sd2_w * np.exp(-SWING_LAGS / hours_w) / max(n_cards, 1.0)
+    sd2, hours = ar1_fit(cov, count[0], SWING_LAGS, float(np.isfinite(m).sum()), dip_hours)
+    return {"swing.diurnal": amp, "swing.hot_hour": hot, "swing.sd2": sd2, "swing.hours": hours, "components": comp}
+
+
+def _sd(sd2: float) -> float:
+    return math.sqrt(sd2) if math.isfinite(sd2) and sd2 > 0 else (0.0 if math.isfinite(sd2) else math.nan)
+
+
+def _pct(x: list, circular_at: float | None = None) -> tuple[float, float]:
+    a = np.asarray([v for v in x if math.isfinite(v)], np.float64)
+    if a.size < 10:
+        return math.nan, math.nan
+    if circular_at is not None:  # an hour of day: percentiles of the wrapped distance from the value
+        a = (a - circular_at + 12.0) % 24.0 - 12.0
+        return float(circular_at + np.percentile(a, 2.5)) % 24.0, float(circular_at + np.percentile(a, 97.5)) % 24.0
+    return float(np.percentile(a, 2.5)), float(np.percentile(a, 97.5))
+
+
+def spread(sigma_hour: float, f: dict) -> list[dict]:
+    """The relative spread of a window's mean at 1 h, 4 h, a day and a week: the law's
+    ``sigma_hour/sqrt(W)``; with each card's wander (what ranks cards apart); and with
+    the fleet's swing too (what an absolute floor sees, the diurnal at its mean over the
+    window's start hours)."""
+    out = []
+    for name, W in WINDOWS:
+        law = sigma_hour / math.sqrt(W)
+        wander = f["wander.sd"] ** 2 * kappa(np.exp(-1 / f["wander.hours"]), W) if f["wander.sd"] > 0 else 0.0
+        swing = f["swing.sd"] ** 2 * kappa(np.exp(-1 / f["swing.hours"]), W) if f["swing.sd"] > 0 else 0.0
+        d = f["swing.diurnal"] if math.isfinite(f["swing.diurnal"]) else 0.0
+        day = d**2 / 2 * (np.sinc(W / 24.0) ** 2)  # the diurnal cosine's mean over W, over start hours
+        within = math.sqrt(law**2 + float(wander))
+        out.append({"window": name, "hours": W, "law": law, "with_wander": within,
+                    "with_swing": math.sqrt(within**2 + float(swing) + float(day)), "ratio": within / law})
+    return out
+
+
+def fit(s, o: dict, sigma_hour: float, *, bootstrap: int, seed: int, dip_hours: float | None = None) -> dict:
+    """Wander and swing fitted to a series (``fitting.observe``'s ``o``), with intervals;
+    ``dip_hours``: the dips' fitted mean hours (their unseen part is a nuisance term).
+
+    Returns ``{"fields": {name: {"value", "lo", "hi"}}, "spread": [...], "notes": [...]}``.
+    """
+    x, n, clock = hourly(s, o)
+    H = x.shape[1]
+    present = np.isfinite(x)
+    per_hour = present.sum(axis=0)
+    m = np.full(H, np.nan)
+    busy = per_hour >= 2
+    if busy.any():
+        m[busy] = np.nanmedian(x[:, busy], axis=0)
+    d = x - np.where(np.isfinite(m), m, 0.0)[None, :]
+    d = np.where(np.isfinite(m)[None, :] & present, d, np.nan)
+    has = np.isfinite(d)
+    d = d - (np.where(has, d, 0.0).sum(axis=1) / np.maximum(has.sum(axis=1), 1))[:, None]
+    T = float(np.mean(present.sum(axis=1))) if H else 1.0  # hours a card is seen
+    span_cards = float(np.mean(per_hour[per_hour > 0])) if (per_hour > 0).any() else 1.0
+    prod, count = lag_sums(d, LAGS)
+    wander = wander_of(prod, count, max(T, 1.0), span_cards, dip_hours)
+    sw = swing_of(m, clock, wander, span_cards, dip_hours)
+    value = {"wander.sd": _sd(wander[0]), "wander.hours": wander[1], "swing.diurnal": sw["swing.diurnal"],
+             "swing.hot_hour": sw["swing.hot_hour"], "swing.sd": _sd(sw["swing.sd2"]), "swing.hours": sw["swing.hours"]}
+    notes = []
+    rng = np.random.default_rng(seed + 1)
+    draws = {k: [] for k in FIELDS}
+    comps: list = []
+    days = max(1, H // 24)
+    block = min(BLOCK_DAYS, days) * 24
+    for _ in range(bootstrap):
+        idx = rng.integers(0, s.n_cards, s.n_cards)
+        w_b = wander_of(prod[idx], count[idx], max(T, 1.0), span_cards, dip_hours)
+        draws["wander.sd"].append(w_b[0])
+        draws["wander.hours"].append(w_b[1])
+        starts = rng.integers(0, max(1, H - block + 1), max(1, -(-H // block)))
+        m_b = np.concatenate([np.append(m[a:min(a + block, H)], np.nan) for a in starts])  # NaN: no lag across blocks
+        c_b = np.concatenate([np.append(clock[a:min(a + block, H)], 0.0) for a in starts])
+        sw_b = swing_of(m_b, c_b, wander, span_cards, dip_hours)
+        comps.append(sw_b["components"])
+        for k in ("swing.diurnal", "swing.hot_hour", "swing.hours"):
+            draws[k].append(sw_b[k])
+        draws["swing.sd"].append(sw_b["swing.sd2"])
+    fields = {}
+    for k in FIELDS:
+        if k in ("wander.sd", "swing.sd"):
+            lo2, hi2 = _pct(draws[k])
+            lo, hi = _sd(lo2), _sd(hi2)
+        elif k == "swing.hot_hour":
+            lo, hi = _pct(draws[k], value[k]) if math.isfinite(value[k]) else (math.nan, math.nan)
+        else:
+            lo, hi = _pct(draws[k])
+        fields[k] = {"value": value[k], "lo": lo, "hi": hi}
+    c = np.asarray([x for x in comps if np.isfinite(x).all()])
+    amp = value["swing.diurnal"]
+    if len(c) >= 10 and math.isfinite(amp):  # the amplitude's lower end: 0 unless the harmonic is significant
+        se = math.sqrt(0.5 * float(c.var(axis=0, ddof=1).sum()))
+        if amp < CHI2_2_95 * se:
+            fields["swing.diurnal"]["lo"] = 0.0
+            fields["swing.hot_hour"].update(lo=0.0, hi=24.0)
+    if not math.isfinite(value["swing.diurnal"]):
+        notes.append(f"only {len(np.unique(np.floor(clock[np.isfinite(m)])))} hour(s) of the day observed: "
+                     "swing.diurnal and swing.hot_hour are not identifiable")
+    for name, sd in (("wander", value["wander.sd"]), ("swing", value["swing.sd"])):
+        if not math.isfinite(sd):
+            notes.append(f"{name}.sd and {name}.hours are not identifiable (too few hours observed at each lag)")
+        elif sd == 0:
+            fields[f"{name}.hours"] = {"value": math.nan, "lo": math.nan, "hi": math.nan}
+            notes.append(f"no {name} seen ({name}.sd 0): {name}.hours is not identifiable")
+    notes.append("a shared measurement error (window.common_hour) and a shared true swing look alike in telemetry: "
+                 "the fit gives the shared part to swing")
+    ok = {k: (f["value"] if math.isfinite(f["value"]) else (0.0 if k.endswith("sd") or k.endswith("diurnal")
+                                                            else 1.0)) for k, f in fields.items()}
+    return {"fields": fields, "spread": spread(sigma_hour, ok), "notes": notes, "hours": H,
+            "block_days": block // 24}
