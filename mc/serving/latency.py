@@ -24,6 +24,7 @@ import pandas as pd
 
 from .. import _validate as v
 from .. import engine
+from .._fields import Field
 from ..kernels import clock
 from ..kernels.sums import tree_sum
 from .arrivals import Draws, arrivals, draw
@@ -34,6 +35,7 @@ COLUMNS = ("ttft_p50", "ttft_p95", "ttft_p99", "ttft_q", "e2e_p50", "e2e_p95", "
            "itl_mean", "throughput", "utilisation", "mean_batch", "pass_slo")
 UNITS = {"throughput": "tok/s", "utilisation": "share", "mean_batch": "requests"}  # the rest: s
 MAX_REPLICATIONS = 10_000_000
+REPLICATIONS = Field(None, lo=2, hi=MAX_REPLICATIONS, kind="integer", doc="independent replications per rate")
 
 
 def requests(key: jax.Array, p: Params) -> dict:
@@ -179,7 +181,7 @@ def check_replications(s: Serving, replications: int | None, default: int = 200)
         if replications not in (None, 1):
             v.fail("replications", replications, "a replay is one path, the log itself: leave replications out")
         return 1
-    return v.count("replications", default if replications is None else replications, lo=2, hi=MAX_REPLICATIONS)
+    return REPLICATIONS.check("replications", default if replications is None else replications)
 
 
 def simulate(s: Serving, rate: float | None = None, replications: int | None = None, *, load: float | None = None,

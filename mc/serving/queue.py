@@ -21,9 +21,10 @@ from typing import Any
 import numpy as np
 
 from .. import _validate as v
+from .._fields import check_fields, declare
 from .._pytree import pytree_dataclass, set_field
 from . import catalogue
-from .arithmetic import MEM_UTIL, PREFILL_UTIL, kv_bytes_per_token, weight_bytes
+from .arithmetic import INPUTS, kv_bytes_per_token, weight_bytes
 from .traffic import RequestLog, check_block
 
 BATCHERS = ("static", "continuous")
@@ -78,6 +79,10 @@ class Params:
     replay: bool = False
 
 
+def _request_log(field: str, value: Any) -> RequestLog:
+    return v.instance(field, value, RequestLog, "a RequestLog (mc.files.read_request_log reads one)")
+
+
 def _lognormal(mean: float, cv: float) -> tuple[float, float]:
     s2 = math.log1p(cv * cv)
     return math.log(mean) - 0.5 * s2, math.sqrt(s2)
@@ -105,48 +110,41 @@ class Serving:
         together (``cv`` without gamma arrivals, ``replay`` without a log, ...).
     """
 
-    model: str
-    gpu: str
-    batcher: str = "static"
-    max_batch: int = 16
-    max_wait: float = 0.05  # s
-    prompt_mean: float = 1024.0
-    prompt_cv: float = 1.0
-    prompt_max: int = 8192
-    answer_mean: float = 256.0
-    answer_cv: float = 1.0
-    answer_max: int = 4096
-    n: int | None = None
-    warmup: int | None = None
-    prefill_util: float = PREFILL_UTIL
-    mem_util: float = MEM_UTIL
-    weight_bytes: float = 2.0
-    kv_bytes: float = 2.0
-    arrivals: str | None = None
-    cv: float = 1.0
-    lengths: str | None = None
-    log: RequestLog | None = None
-    block: float | None = None
-    replay: bool = False
+    model: str = declare(kind="any", parse=lambda f, x: catalogue.model(x).name, doc="catalogue model")
+    gpu: str = declare(kind="any", parse=lambda f, x: catalogue.gpu(x).name, doc="catalogue GPU")
+    batcher: str = declare("static", kind="choice", options=BATCHERS, doc="batching policy: static or continuous")
+    max_batch: int = declare(16, lo=1, hi=MAX_SLOTS, kind="integer", unit="requests",
+                             doc="most requests in a batch or step")
+    max_wait: float = declare(0.05, lo=0.0, hi=1e6, unit="s", doc="static: longest wait before a short batch starts")
+    prompt_mean: float = declare(1024.0, lo=0.0, lo_open=True, hi=MAX_TOKENS, unit="tokens", doc="mean prompt")
+    prompt_cv: float = declare(1.0, lo=0.0, hi=100.0, unit="ratio", doc="prompt coefficient of variation")
+    prompt_max: int = declare(8192, lo=1, hi=MAX_TOKENS, kind="integer", unit="tokens", doc="longest prompt")
+    answer_mean: float = declare(256.0, lo=0.0, lo_open=True, hi=MAX_TOKENS, unit="tokens", doc="mean answer")
+    answer_cv: float = declare(1.0, lo=0.0, hi=100.0, unit="ratio", doc="answer coefficient of variation")
+    answer_max: int = declare(4096, lo=1, hi=MAX_TOKENS, kind="integer", unit="tokens", doc="longest answer")
+    n: int | None = declare(None, lo=1, hi=MAX_REQUESTS, kind="integer", unit="requests",
+                            doc="measured per replication")
+    warmup: int | None = declare(None, lo=0, hi=MAX_REQUESTS, kind="integer", unit="requests",
+                                 doc="dropped at the start of each replication")
+    prefill_util: float = declare(**vars(INPUTS["prefill_util"]))
+    mem_util: float = declare(**vars(INPUTS["mem_util"]))
+    weight_bytes: float = declare(**vars(INPUTS["weight_bytes"]))
+    kv_bytes: float = declare(**vars(INPUTS["kv_bytes"]))
+    arrivals: str | None = declare(None, kind="choice", options=ARRIVALS,
+                                   doc="arrival process: poisson, gamma or log")
+    cv: float = declare(1.0, lo=0.0, lo_open=True, hi=MAX_CV, unit="ratio", doc="gamma gaps' coefficient of variation")
+    lengths: str | None = declare(None, kind="choice", options=LENGTHS,
+                                  doc="where lengths come from: lognormal or log")
+    log: RequestLog | None = declare(None, kind="any", parse=_request_log, unit="path",
+                                     doc="request log of the card's traffic")
+    block: float | None = declare(None, lo=0.0, lo_open=True, hi=1e9, unit="s of log time", doc="bootstrap block of log time")
+    replay: bool = declare(False, kind="flag", doc="play the whole log once")
 
     def __post_init__(self):
         set_ = partial(set_field, self)
+        check_fields(self, "")
         m, g = catalogue.model(self.model), catalogue.gpu(self.gpu)
-        set_("model", m.name)
-        set_("gpu", g.name)
-        v.choice("batcher", self.batcher, BATCHERS)
-        set_("max_batch", v.count("max_batch", self.max_batch, lo=1, hi=MAX_SLOTS))
-        set_("max_wait", v.number("max_wait", self.max_wait, lo=0.0, hi=1e6))
-        for name in ("prompt", "answer"):
-            set_(f"{name}_mean", v.number(f"{name}_mean", getattr(self, f"{name}_mean"), lo=0.0, lo_open=True,
-                                          hi=MAX_TOKENS))
-            set_(f"{name}_cv", v.number(f"{name}_cv", getattr(self, f"{name}_cv"), lo=0.0, hi=100.0))
-            set_(f"{name}_max", v.count(f"{name}_max", getattr(self, f"{name}_max"), lo=1, hi=MAX_TOKENS))
         self._check_traffic(set_)
-        set_("prefill_util", v.number("prefill_util", self.prefill_util, lo=0.0, lo_open=True, hi=1.0))
-        set_("mem_util", v.number("mem_util", self.mem_util, lo=0.0, lo_open=True, hi=1.0))
-        set_("weight_bytes", v.number("weight_bytes", self.weight_bytes, lo=0.0, lo_open=True, hi=8.0))
-        set_("kv_bytes", v.number("kv_bytes", self.kv_bytes, lo=0.0, lo_open=True, hi=8.0))
         weights = weight_bytes(m.params, self.weight_bytes)
         usable = self.mem_util * g.memory
         if weights >= usable:
@@ -173,20 +171,14 @@ class Serving:
 
     def _check_traffic(self, set_) -> None:
         """Arrivals, lengths, the log and the counts: each valid, and together sensible."""
-        set_("arrivals", v.choice("arrivals", ("poisson" if self.log is None else "log") if self.arrivals is None
-                                  else self.arrivals, ARRIVALS))
-        set_("cv", v.number("cv", self.cv, lo=0.0, lo_open=True, hi=MAX_CV))
+        if self.arrivals is None:
+            set_("arrivals", "poisson" if self.log is None else "log")
         if self.cv != 1.0 and self.arrivals != "gamma":
             v.fail("cv", self.cv, f"is the gamma gaps' coefficient of variation; arrivals are {self.arrivals!r}")
-        if self.log is not None:
-            v.instance("log", self.log, RequestLog, "a RequestLog (mc.files.read_request_log reads one)")
-        lengths = self.lengths if self.lengths is not None else "lognormal" if self.log is None else "log"
-        set_("lengths", v.choice("lengths", lengths, LENGTHS))
-        set_("replay", v.flag("replay", self.replay))
+        if self.lengths is None:
+            set_("lengths", "lognormal" if self.log is None else "log")
         if self.block is None:  # 600 s, or a shorter log's whole span
             set_("block", BLOCK if self.log is None else min(BLOCK, self.log.span))
-        else:
-            set_("block", v.number("block", self.block, lo=0.0, lo_open=True, hi=1e9))
         if self.log is None:
             for field, why in (("arrivals", self.arrivals == "log"), ("lengths", self.lengths == "log")):
                 if why:
@@ -216,8 +208,8 @@ class Serving:
             set_("warmup", warmup)
             set_("n", n)
         else:
-            set_("n", v.count("n", N if self.n is None else self.n, lo=1, hi=MAX_REQUESTS))
-            set_("warmup", v.count("warmup", WARMUP if self.warmup is None else self.warmup, lo=0, hi=MAX_REQUESTS))
+            set_("n", N if self.n is None else self.n)
+            set_("warmup", WARMUP if self.warmup is None else self.warmup)
         if self.n + self.warmup > MAX_REQUESTS:
             v.fail("n", self.n, f"plus warmup {self.warmup} must be at most {MAX_REQUESTS:,} requests")
 
