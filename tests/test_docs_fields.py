@@ -21,7 +21,7 @@ from mc.fleet.pool import COUNT, CardClass
 from mc.fleet.rounds import Autoscaler
 from mc.fleet.window import Window
 from mc.serving.arithmetic import INPUTS
-from mc.serving.queue import Serving
+from mc.serving.queue import LOAD, RATE, Serving
 from mc.serving.slo import SEARCH
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "model.md"
@@ -50,8 +50,9 @@ TABLES = {
                                         **{k: (None, declarations(Serving)[k]) for k in ("model", "gpu")}}),
     "## 6. The autoscaler over a month": ("fleet", fleet("autoscaler", Autoscaler)),
     "## 7. Serving latency under a batcher": (None, {**{k: (None, d) for k, d in declarations(Serving).items()},
-                                                     **{k: (None, d) for k, d in SEARCH.items()}}),
-    "### 7.1 Arrivals and lengths from real traffic": (None, {k: (None, d) for k, d in declarations(Serving).items()}),
+                                                     **{k: (None, d) for k, d in SEARCH.items()}, "rate": (None, RATE)}),
+    "### 7.1 Arrivals and lengths from real traffic": (None, {**{k: (None, d) for k, d in declarations(Serving).items()},
+                                                              "load": (None, LOAD)}),
     "### 7.2 Demand from a request log": ("fleet", fleet("demand", Demand)),
 }
 # A plan's per-chip tables: a row gives the unit of each chip's value "per chip".

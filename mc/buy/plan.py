@@ -19,7 +19,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from .. import _validate as v
-from .._fields import check_fields, declare
+from .._fields import Field, check_fields, declare
 from .._pytree import fields_dict, pytree_dataclass, section, set_field
 from ..fleet.demand import Demand
 from ..fleet.demand import profile as demand_profile
@@ -76,9 +76,13 @@ def _card_table(field: str, given: Any) -> tuple[int, ...]:
     return tuple(n or 0 for n in _per_chip(field, given, _cards))
 
 
+# One chip's owned card-month price, as a ``[price_month]`` table gives it.
+CHIP_PRICE = Field(dataclasses.MISSING, lo=0.0, lo_open=True, hi=1e7, unit="$ per card-month")
+
+
 def _price_table(field: str, given: Any) -> tuple[float, ...]:
     """``{chip: $ per card-month}`` → prices in ``CHIP_NAMES`` order (missing: the catalogue's)."""
-    given = _per_chip(field, given, lambda f, x: v.number(f, x, lo=0.0, lo_open=True, hi=1e7))
+    given = _per_chip(field, given, CHIP_PRICE.check)
     return tuple(CHIPS[c].price if p is None else p for c, p in zip(CHIP_NAMES, given))
 
 
@@ -275,7 +279,7 @@ def _month_prices(data: Mapping[str, Any]) -> dict:
         table = data["price_month"]
         if not isinstance(table, Mapping):
             v.fail(given[0], table, "must be a table of chip = $ per owned card-month")
-        data["price_month"] = {c: x if x is None else v.number(f"{given[0]}.{c}", x, lo=0.0, lo_open=True, hi=1e7)
+        data["price_month"] = {c: x if x is None else CHIP_PRICE.check(f"{given[0]}.{c}", x)
                                for c, x in table.items()}
     return data
 

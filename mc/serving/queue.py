@@ -21,10 +21,11 @@ from typing import Any
 import numpy as np
 
 from .. import _validate as v
-from .._fields import check_fields, declare
+from .._fields import Field, check_fields, declare
 from .._pytree import pytree_dataclass, set_field
 from . import catalogue
 from .arithmetic import INPUTS, kv_bytes_per_token, weight_bytes
+from .traffic import BLOCK as LOG_BLOCK
 from .traffic import RequestLog, check_block
 
 BATCHERS = ("static", "continuous")
@@ -36,6 +37,13 @@ MAX_REQUESTS = 2**20  # warmup + n per replication
 MAX_CV = 100.0  # gamma gaps: shape 1/cv² stays a normal float32
 BLOCK = 600.0  # s of log time per bootstrap block
 N, WARMUP = 1000, 200  # measured and dropped requests per replication, unless given
+# A run's rate (or offered load) and the TTFT percentile its SLO bounds (``slo.SEARCH``
+# declares the SLO search with these).
+RATE = Field(dataclasses.MISSING, lo=0.0, lo_open=True, hi=1e9, unit="requests/s", doc="arrival rate")
+LOAD = Field(dataclasses.MISSING, lo=0.0, lo_open=True, hi=1e6, unit="ratio", doc="rate / capacity_rate, given instead of rate")
+PERCENTILE = Field(95.0, lo=0.0, hi=100.0, lo_open=True, hi_open=True, unit="percent",
+                   doc="which TTFT percentile the SLO bounds")
+SLO_TTFT = Field(dataclasses.MISSING, lo=0.0, lo_open=True, hi=1e6, unit="s", doc="SLO on the TTFT percentile")
 F32_TINY = float(np.finfo(np.float32).tiny)
 F32_MAX = float(np.finfo(np.float32).max)
 
@@ -137,7 +145,7 @@ class Serving:
                                   doc="where lengths come from: lognormal or log")
     log: RequestLog | None = declare(None, kind="any", parse=_request_log, unit="path",
                                      doc="request log of the card's traffic")
-    block: float | None = declare(None, lo=0.0, lo_open=True, hi=1e9, unit="s of log time", doc="bootstrap block of log time")
+    block: float | None = declare(**vars(LOG_BLOCK))
     replay: bool = declare(False, kind="flag", doc="play the whole log once")
 
     def __post_init__(self):
@@ -274,12 +282,12 @@ class Serving:
         if rate is not None and load is not None:
             v.fail("load", load, "and rate were both given: give one (load = rate / capacity rate)")
         if load is not None:
-            return v.number("load", load, lo=0.0, lo_open=True, hi=1e6) * self.capacity_rate()
+            return LOAD.check("load", load) * self.capacity_rate()
         if rate is None:
             if self.arrivals != "log":
                 v.fail("rate", None, "must be given (requests/s), or a load, unless arrivals come from a log")
             return self.log.rate
-        return v.number("rate", rate, lo=0.0, lo_open=True, hi=1e9)
+        return RATE.check("rate", rate)
 
     def load_of(self, rate: float) -> float:
         """The offered load at ``rate``: ``rate / capacity_rate``."""
@@ -288,14 +296,14 @@ class Serving:
     def params(self, rate: float, *, percentile: float = 95.0, slo_ttft: float | None = None) -> Params:
         """The device parameters at ``rate`` requests/s (validated: positive, finite,
         a float32 whose mean gap and horizon are float32 too)."""
-        rate = v.number("rate", rate, lo=0.0, lo_open=True, hi=1e9)
+        rate = RATE.check("rate", rate)
         own = self.own_rate()
         horizon = self.log.span * own / rate if self.replay else (self.n + self.warmup) / rate  # s
         if horizon > 1e9:
             v.fail("rate", rate, f"is too low: {self.n + self.warmup:,} arrivals would span {horizon:.3g} s "
                    "(at most 1e9 s)")
-        percentile = v.number("percentile", percentile, lo=0.0, hi=100.0, lo_open=True, hi_open=True)
-        slo = math.inf if slo_ttft is None else v.number("slo_ttft", slo_ttft, lo=0.0, lo_open=True, hi=1e6)
+        percentile = PERCENTILE.check("percentile", percentile)
+        slo = math.inf if slo_ttft is None else SLO_TTFT.check("slo_ttft", slo_ttft)
         c = self.constants()
         for name, x in c.items():
             if not F32_TINY < x < F32_MAX:

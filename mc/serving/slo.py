@@ -9,14 +9,13 @@ a log, in the compression factor).
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 
 from .. import _validate as v
 from .._fields import Field
 from .latency import REPLICATIONS, LatencyResult, check_replications, simulate
-from .queue import Serving
+from .queue import PERCENTILE, SLO_TTFT, Serving
 
 
 @dataclass
@@ -48,9 +47,8 @@ class SLORating:
 # The SLO search's fields (a pool entry's ``rated_from = "slo"`` and ``mc latency --slo``
 # name them so); ``replications``: ``latency.check_replications``, default 100 here.
 SEARCH = {
-    "slo_ttft": Field(dataclasses.MISSING, lo=0.0, lo_open=True, hi=1e6, unit="s", doc="SLO on the TTFT percentile"),
-    "percentile": Field(95.0, lo=0.0, hi=100.0, lo_open=True, hi_open=True, unit="percent",
-                        doc="which TTFT percentile the SLO bounds"),
+    "slo_ttft": SLO_TTFT,
+    "percentile": PERCENTILE,
     "share": Field(0.9, lo=0.0, hi=1.0, lo_open=True, unit="share of replications", doc="how often the SLO must hold"),
     "replications": REPLICATIONS,
     "seed": Field(0, lo=0, kind="integer", doc="seed of the replications"),
