@@ -23,7 +23,6 @@ class Autoscaler:
                                 doc="a replacement serves this long after placement")
     strikes: int = declare(1, lo=1, kind="integer", unit="rounds", doc="consecutive marked rounds before an eviction")
     min_age: float = declare(0.0, lo=0.0, unit="h", doc="hours served before a card may be evicted")
-    grace_hours: float = declare(0.0, lo=0.0, hi="period", unit="h", doc="(example) hours of grace, not yet used")
 
     def __post_init__(self):
         check_fields(self, "autoscaler")
