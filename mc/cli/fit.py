@@ -16,11 +16,9 @@ from ..studies import manifest
 from ._common import print_json
 from .show import comments, load_scenario
 
-# Each fitted field and its units (the figure shape's: "" for a ratio).
-UNITS = {"lottery.mean": "", "lottery.sd": "", "lottery.lemon_rate": "share", "lottery.lemon_factor": "",
-         "dips.rate": "per 730 h", "dips.mean_hours": "h", "dips.depth_lo": "share", "dips.depth_hi": "share",
-         "window.sigma_hour": "share"}
-SHOWN = {"lottery.mean": "x rated", "lottery.sd": "x rated", "lottery.lemon_factor": "x q"}  # the table's words
+# Each fitted field (SPEC §8) and its units: the field's declared unit.
+FITTED = (*telemetry.fitting.LOTTERY_FIELDS, *telemetry.fitting.DIP_FIELDS, "window.sigma_hour")
+UNITS = {name: files.field_doc("fleet", name)[0] for name in FITTED}
 BASE = "golden-idler"  # the scenario --out completes when no --base is given
 # The k-sample law is flagged when a spread departs from it by more than this share
 # and by more than Z_LAW standard errors of the spread.
@@ -182,7 +180,7 @@ def run(args) -> int:
     for name, unit in UNITS.items():
         f = r["fields"][name]
         print(f"{name:22s} {_num(f['value']):>10s}  {_num(f['lo']):>10s} to {_num(f['hi']):>7s}  "
-              f"{SHOWN.get(name, unit)}")
+              f"{unit}")
     print(f"intervals: the lottery and sigma_hour by {r['bootstrap']} resamples of the cards; the dips as "
           f"{r['dips']['method']}")
     seen = r["seen"]

@@ -22,11 +22,20 @@ from dataclasses import asdict, dataclass
 
 from .. import _validate as v
 from .._fields import Field
+from ..engine import Column
 from . import catalogue
 
 MEM_UTIL = 0.90
 PREFILL_UTIL = 0.5
 SECONDS_PER_HOUR = 3600
+
+# What ``card`` derives (SPEC §5), each with its kind and units: exact numbers, no
+# interval; ``tokens_per_dollar`` needs a price (``Card.tokens_per_dollar``).
+OUTPUTS = {"kv_bytes_per_token": Column("float", "bytes"), "weight_bytes": Column("float", "bytes"),
+           "usable_bytes": Column("float", "bytes"), "seats": Column("count", "requests"),
+           "batch": Column("count", "requests"), "step_s": Column("float", "s"),
+           "per_user_tok_s": Column("float", "tok/s"), "aggregate_tok_s": Column("float", "tok/s"),
+           "ttft_s": Column("float", "s"), "tokens_per_dollar": Column("float", "tokens/$")}
 
 # The inputs of one card (SPEC §5), as a pool entry and ``mc card`` name them;
 # ``Serving`` declares its memory fields with the same four.
