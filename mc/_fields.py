@@ -6,12 +6,14 @@ comments, the field docs and calibration grids all read that one declaration
 (``declarations(cls)``), so adding a field touches one line.
 
 A bound is a number or the name of a sibling field (``hi="period"``: at most that
-field's value), checked after the sibling itself.
+field's value), checked after the sibling itself. A default of None means "unset":
+the section derives the value (``demand.level``, a plan's ``api_price``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any, Callable
 
 from . import _validate as v
@@ -50,7 +52,10 @@ class Field:
 
     def check(self, field: str, value: Any, obj: Any = None) -> Any:
         """``value`` as the field holds it, or a one-line ``ParamError`` naming
-        ``field``, the value and what is allowed."""
+        ``field``, the value and what is allowed. A field whose default is None
+        (unset: the section derives it) takes None as given."""
+        if value is None and self.default is None:
+            return None
         if self.parse is not None:
             value = self.parse(field, value)
         if self.kind == "flag":
@@ -65,36 +70,56 @@ class Field:
 
     def allowed(self) -> str:
         """The allowed values as the docs write them: ``> 0``, ``[0, 1)``, ``≤ period``,
-        ``true or false``, ``flat, diurnal``."""
+        ``integer in [1, 730]``, ``true, false``, ``flat, diurnal`` (docs/model.md's
+        tables are checked against it)."""
         if self.kind == "flag":
-            return "true or false"
+            return "true, false"
         if self.kind == "choice":
             return ", ".join(self.options)
         if self.kind == "any":
             return "see meaning"
-
-        def fmt(b):
-            return b if isinstance(b, str) else f"{b:g}"
         lo, hi = self.lo, self.hi
         if hi is None:
-            return "any number" if lo is None else f"{'>' if self.lo_open else '≥'} {fmt(lo)}"
-        if lo is None:
-            return f"{'<' if self.hi_open else '≤'} {fmt(hi)}"
-        return f"{'(' if self.lo_open else '['}{fmt(lo)}, {fmt(hi)}{')' if self.hi_open else ']'}"
+            text = "any number" if lo is None else f"{'>' if self.lo_open else '≥'} {_shown(lo)}"
+        elif lo is None:
+            text = f"{'<' if self.hi_open else '≤'} {_shown(hi)}"
+        else:
+            text = f"{'(' if self.lo_open else '['}{_shown(lo)}, {_shown(hi)}{')' if self.hi_open else ']'}"
+        return ("integer " + ("in " if text[0] in "[(" else "") + text) if self.kind == "integer" else text
 
 
-def declare(default: Any, *, lo: float | str | None = None, hi: float | str | None = None, lo_open: bool = False,
-            hi_open: bool = False, unit: str = "", doc: str = "", grid: tuple = (), kind: str = "number",
-            options: tuple = (), parse: Callable[[str, Any], Any] | None = None) -> Any:
+def _shown(bound: float | str) -> str:
+    """A bound as the docs write it: a sibling's name, ``1,000,000``, ``10^18``, ``0.01``."""
+    if isinstance(bound, str):
+        return bound
+    x = float(bound)
+    if x > 0 and (x >= 1e7 or x < 1e-3) and math.log10(x).is_integer():
+        return f"10^{int(math.log10(x))}"
+    return f"{int(x):,}" if x.is_integer() else f"{x:,}"
+
+
+def declare(default: Any = dataclasses.MISSING, *, lo: float | str | None = None, hi: float | str | None = None,
+            lo_open: bool = False, hi_open: bool = False, unit: str = "", doc: str = "", grid: tuple = (),
+            kind: str = "number", options: tuple = (), parse: Callable[[str, Any], Any] | None = None,
+            factory: Callable[[], Any] | None = None) -> Any:
     """A dataclass field with its declaration (``Field``); the default and each grid
-    value must be allowed (numeric bounds only: a sibling's bound is checked on use)."""
+    value must be allowed (numeric bounds only: a sibling's bound is checked on use).
+    ``factory`` instead of a default makes a mutable one (``dict``: a per-chip table);
+    neither makes a required field."""
     if kind not in KINDS:
         raise TypeError(f"declare: kind must be one of {', '.join(KINDS)}, not {kind!r}")
+    if factory is not None and default is not dataclasses.MISSING:
+        raise TypeError("declare: give a default or a factory, not both")
+    if factory is not None:
+        declared = Field(factory(), lo, hi, lo_open, hi_open, unit, doc, tuple(grid), kind, tuple(options), parse)
+        return dataclasses.field(default_factory=factory, metadata={"declared": declared})
     declared = Field(default, lo, hi, lo_open, hi_open, unit, doc, tuple(grid), kind, tuple(options), parse)
     for x in (default, *declared.grid):
-        if x is not None and kind != "any":
+        if x is not None and x is not dataclasses.MISSING and kind != "any":
             Field(**{**dataclasses.asdict(declared), "lo": declared.bounds()[0], "hi": declared.bounds()[1]}).check(
                 "declare", x)
+    if default is dataclasses.MISSING:
+        return dataclasses.field(metadata={"declared": declared})
     return dataclasses.field(default=default, metadata={"declared": declared})
 
 

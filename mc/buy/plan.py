@@ -19,6 +19,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from .. import _validate as v
+from .._fields import Field, check_fields, declare
 from .._pytree import fields_dict, pytree_dataclass, section, set_field
 from ..fleet.demand import Demand
 from ..fleet.demand import profile as demand_profile
@@ -40,14 +41,14 @@ class BuyChecks:
     leave, so only a mix without it leaves tokens unserved; by default none may be
     (a month that leaves any demand unserved fails)."""
 
-    idle_max: float = 0.15
-    margin_max: float = 0.75
-    overflow_max: float = 0.10
-    unserved_max: float = 0.0
+    idle_max: float = declare(0.15, lo=0.0, hi=10.0, unit="share of owned capacity", doc="most idle tokens that pass")
+    margin_max: float = declare(0.75, lo=0.0, hi=10.0, unit="× API bill of served tokens",
+                                doc="most bill / the API's bill for the tokens served")
+    overflow_max: float = declare(0.10, lo=0.0, hi=10.0, unit="share of demand tokens", doc="most API tokens that pass")
+    unserved_max: float = declare(0.0, lo=0.0, hi=10.0, unit="share of demand tokens", doc="most unserved tokens that pass")
 
     def __post_init__(self):
-        for name in ("idle_max", "margin_max", "overflow_max", "unserved_max"):
-            set_field(self, name, v.number(f"checks.{name}", getattr(self, name), lo=0.0, hi=10.0))
+        check_fields(self, "checks")
 
 
 def _per_chip(field: str, given: Mapping[str, Any] | tuple, check) -> tuple:
@@ -69,6 +70,34 @@ def _per_chip(field: str, given: Mapping[str, Any] | tuple, check) -> tuple:
 
 def _cards(field: str, n: Any) -> int:
     return v.count(field, n, lo=0, hi=10_000_000)
+
+
+def _card_table(field: str, given: Any) -> tuple[int, ...]:
+    """``{chip: cards}`` → cards per chip in ``CHIP_NAMES`` order (missing: 0)."""
+    return tuple(n or 0 for n in _per_chip(field, given, _cards))
+
+
+# One chip's owned card-month price, as a ``[price_month]`` table gives it.
+CHIP_PRICE = Field(dataclasses.MISSING, lo=0.0, lo_open=True, hi=1e7, unit="$ per card-month")
+
+
+def _price_table(field: str, given: Any) -> tuple[float, ...]:
+    """``{chip: $ per card-month}`` → prices in ``CHIP_NAMES`` order (missing: the catalogue's)."""
+    given = _per_chip(field, given, CHIP_PRICE.check)
+    return tuple(CHIPS[c].price if p is None else p for c, p in zip(CHIP_NAMES, given))
+
+
+def _slot_table(field: str, given: Any) -> tuple[int | None, ...]:
+    """``{chip: slots}`` (or a tuple in ``CHIP_NAMES`` order) → slots per chip, None where not given."""
+    given = tuple(given) if isinstance(given, list) else given
+    if not isinstance(given, (tuple, Mapping)):
+        v.fail(field, given, f"must be a table of chip = slots or a tuple of {len(CHIP_NAMES)} "
+               f"counts ({', '.join(CHIP_NAMES)})")
+    return _per_chip(field, given, lambda f, x: v.count(f, x, lo=0, hi=2**24))
+
+
+def _model(field: str, name: Any) -> str:
+    return buy_model(name).name
 
 
 @pytree_dataclass(static=("model", "api", "slots"))
@@ -95,20 +124,26 @@ class Procurement:
     fields are what the device reads.
     """
 
-    model: str = "premium-70b"
-    forecast_tokens: float = 10e12
-    sigma: float = 0.15
+    model: str = declare("premium-70b", kind="any", parse=_model, doc="the model served: chat-8b or premium-70b")
+    forecast_tokens: float = declare(10e12, lo=0.0, lo_open=True, hi=1e18, unit="tokens per month",
+                                     doc="the month's expected demand")
+    sigma: float = declare(0.15, lo=0.0, hi=3.0, unit="log-sd", doc="spread of the forecast error")
     demand: Demand = dataclasses.field(default_factory=lambda: Demand(shape="diurnal"))
-    owned: Any = dataclasses.field(default_factory=dict)
-    rent_cap: Any = dataclasses.field(default_factory=dict)
-    api: bool = True
-    api_price: float | None = None
-    h100_rate: float | None = None
-    prices: Any = dataclasses.field(default_factory=dict)
-    rent_premium: float = RENT_PREMIUM
+    owned: Any = declare(factory=dict, kind="any", parse=_card_table, unit="cards",
+                         doc="cards bought before the month")
+    rent_cap: Any = declare(factory=dict, kind="any", parse=_card_table, unit="cards",
+                            doc="most cards that may be rented")
+    api: bool = declare(True, kind="flag", doc="an API serves what the cards cannot")
+    api_price: float | None = declare(None, lo=0.0, lo_open=True, unit="$ per 1M tokens", doc="API price")
+    h100_rate: float | None = declare(None, lo=0.0, lo_open=True, unit="tok/s", doc="one H100's rate for this model")
+    prices: Any = declare(factory=dict, kind="any", parse=_price_table, unit="$ per card-month",
+                          doc="an owned card's price")
+    rent_premium: float = declare(RENT_PREMIUM, lo=0.0, lo_open=True, hi=100.0, unit="× owned price",
+                                  doc="a rented card-month's price")
     lottery: Lottery = dataclasses.field(default_factory=Lottery)
     checks: BuyChecks = dataclasses.field(default_factory=BuyChecks)
-    slots: tuple[int, ...] | None = None
+    slots: tuple[int, ...] | None = declare(None, kind="any", parse=_slot_table, unit="cards",
+                                            doc="quality draws (padding)")
     # Derived on the host in float64 (cast to float32 for the device):
     rented: tuple[int, ...] = dataclasses.field(init=False, default=())  # cards per chip
     owned_cards: np.ndarray = dataclasses.field(init=False, default=None)  # (chips,) float32
@@ -119,23 +154,15 @@ class Procurement:
 
     def __post_init__(self):
         put = partial(set_field, self)
-        put("model", buy_model(self.model).name)
-        put("forecast_tokens", v.number("forecast_tokens", self.forecast_tokens, lo=0.0, lo_open=True, hi=1e18))
-        put("sigma", v.number("sigma", self.sigma, lo=0.0, hi=3.0))
+        check_fields(self, "")
         if not isinstance(self.demand, Demand):
             v.fail("demand", self.demand, "must be a Demand")
         if self.demand.shape in ("bursty", "log"):
             v.fail("demand.shape", self.demand.shape, "must be flat, diurnal, weekly or trace (a fixed shape; a "
                    "request log's hourly profile can be given as a trace)")
-        put("owned", tuple(n or 0 for n in _per_chip("owned", self.owned, _cards)))
-        put("rent_cap", tuple(n or 0 for n in _per_chip("rent_cap", self.rent_cap, _cards)))
-        put("api", v.flag("api", self.api))
         model = MODELS[self.model]  # before ``spec``, which reads the overrides
-        put("api_price", v.positive("api_price", model.api_price if self.api_price is None else self.api_price))
-        put("h100_rate", v.positive("h100_rate", model.h100_rate if self.h100_rate is None else self.h100_rate))
-        given = _per_chip("prices", self.prices, lambda f, x: v.number(f, x, lo=0.0, lo_open=True, hi=1e7))
-        put("prices", tuple(CHIPS[c].price if p is None else p for c, p in zip(CHIP_NAMES, given)))
-        put("rent_premium", v.number("rent_premium", self.rent_premium, lo=0.0, lo_open=True, hi=100.0))
+        put("api_price", model.api_price if self.api_price is None else self.api_price)
+        put("h100_rate", model.h100_rate if self.h100_rate is None else self.h100_rate)
         for name, cls in (("lottery", Lottery), ("checks", BuyChecks)):
             if not isinstance(getattr(self, name), cls):
                 v.fail(name, getattr(self, name), f"must be a {cls.__name__}")
@@ -147,19 +174,12 @@ class Procurement:
         mean_rate = self.forecast_tokens / SECONDS
         put("rented", self._fill(mean_rate * float(prof.max()), rates))
         need = tuple(o + r for o, r in zip(self.owned, self.rented))
-        if self.slots is None:
-            put("slots", need)
-        else:
-            given = tuple(self.slots) if isinstance(self.slots, list) else self.slots
-            if not isinstance(given, (tuple, Mapping)):
-                v.fail("slots", given, f"must be a table of chip = slots or a tuple of {len(CHIP_NAMES)} "
-                       f"counts ({', '.join(CHIP_NAMES)})")
-            slots = _per_chip("slots", given, lambda f, x: v.count(f, x, lo=0, hi=2**24))
-            slots = tuple(n if s is None else s for s, n in zip(slots, need))  # a chip left out: exactly its cards
-            for c, s, n in zip(CHIP_NAMES, slots, need):
-                if s < n:
-                    v.fail(f"slots.{c}", s, f"must be at least owned + rented = {n}")
-            put("slots", slots)
+        # a chip left out: exactly its cards
+        slots = need if self.slots is None else tuple(n if x is None else x for x, n in zip(self.slots, need))
+        for c, x, n in zip(CHIP_NAMES, slots, need):
+            if x < n:
+                v.fail(f"slots.{c}", x, f"must be at least owned + rented = {n}")
+        put("slots", slots)
         put("owned_cards", np.asarray(self.owned, np.float32))
         put("rented_cards", np.asarray(self.rented, np.float32))
         put("card_rate", np.asarray(rates, np.float32))
@@ -261,7 +281,7 @@ def _month_prices(data: Mapping[str, Any]) -> dict:
         table = data["price_month"]
         if not isinstance(table, Mapping):
             v.fail(given[0], table, "must be a table of chip = $ per owned card-month")
-        data["price_month"] = {c: x if x is None else v.number(f"{given[0]}.{c}", x, lo=0.0, lo_open=True, hi=1e7)
+        data["price_month"] = {c: x if x is None else CHIP_PRICE.check(f"{given[0]}.{c}", x)
                                for c, x in table.items()}
     return data
 

@@ -18,14 +18,21 @@ import pandas as pd
 
 from .. import _validate as v
 from .. import engine
+from ..engine import Column
 from ..units import HOURS
 from .catalogue import api_bill
-from .month import OUTPUTS, month
+from .month import OUTPUTS, TOKENS, month
 from .plan import Procurement
 
 PROCUREMENT = "a Procurement (mc.buy.presets.get(name) or mc.Procurement(...))"
-COLUMNS = ("bill", "owned_bill", "rented_bill", "api_bill", "idle_share", "blended_ratio",
-           "api_share", "unserved_share")
+# The SPEC §4 outputs of a month of buying, each with its kind and units: the settled
+# columns (float64 $ and shares), the device's token flows, then the checks.
+COLUMNS = {"bill": Column("float", "$"), "owned_bill": Column("float", "$"), "rented_bill": Column("float", "$"),
+           "api_bill": Column("float", "$"), "idle_share": Column("float", "share"),
+           "blended_ratio": Column("float", ""), "api_share": Column("float", "share"),
+           "unserved_share": Column("float", "share"),
+           **{t: Column("float", "tokens") for t in TOKENS}, "demand_error": Column("float", ""),
+           **{f"pass_{c}": Column("pass", "share") for c in ("idle", "margin", "overflow", "served", "all")}}
 
 
 def settle(p: Procurement, raw: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -28,7 +28,7 @@ def run(args) -> int:
                     "owned": dict(zip(buy.CHIP_NAMES, plan.owned)),
                     "rented": dict(zip(buy.CHIP_NAMES, plan.rented)),
                     **buy_headline(result), "summary": result.summary,
-                    "figures": figures.of_summary(summary, figures.BUY_UNITS),
+                    "figures": figures.of_summary(summary, figures.column_units(buy.COLUMNS)),
                     "provenance": manifest.provenance(scenario=plan.to_dict(), seed=result.seed, n=result.n,
                                                       wall_s=round(time.perf_counter() - t0, 3))})
     else:

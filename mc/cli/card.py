@@ -60,7 +60,7 @@ def run(args) -> int:
         if args.price_hour is not None:
             out["tokens_per_dollar"] = c.tokens_per_dollar(args.price_hour)
             out["price_hour"] = args.price_hour
-        out["figures"] = figures.of_values(out, figures.CARD_UNITS)
+        out["figures"] = figures.of_values(out, figures.column_units(serving.arithmetic.OUTPUTS))
         out["provenance"] = manifest.provenance(scenario={k: out[k] for k in INPUTS if k in out}, backend=False)
         print_json(out)
     else:

@@ -16,13 +16,11 @@ from ..studies import manifest
 from ..files.comments import comments
 from ._common import load_scenario, print_json
 
-# Each fitted field and its units (the figure shape's: "" for a ratio).
-UNITS = {"lottery.mean": "", "lottery.sd": "", "lottery.lemon_rate": "share", "lottery.lemon_factor": "",
-         "dips.rate": "per 730 h", "dips.mean_hours": "h", "dips.depth_lo": "share", "dips.depth_hi": "share",
-         "window.sigma_hour": "share"}
-STRUCTURE_UNITS = {"wander.sd": "share", "wander.hours": "h", "swing.diurnal": "share",
-                   "swing.hot_hour": "hour of day", "swing.sd": "share", "swing.hours": "h"}
-SHOWN = {"lottery.mean": "x rated", "lottery.sd": "x rated", "lottery.lemon_factor": "x q"}  # the table's words
+# Each fitted field (SPEC §8, §8.3) and its units: the field's declared unit.
+FITTED = (*telemetry.fitting.LOTTERY_FIELDS, *telemetry.fitting.DIP_FIELDS, "window.sigma_hour")
+UNITS = {name: files.field_doc("fleet", name)[0] for name in FITTED}
+STRUCTURE = ("wander.sd", "wander.hours", "swing.diurnal", "swing.hot_hour", "swing.sd", "swing.hours")
+STRUCTURE_UNITS = {name: files.field_doc("fleet", name)[0] for name in STRUCTURE}
 BASE = "golden-idler"  # the scenario --out completes when no --base is given
 FIGURE_FORMATS = (".png", ".pdf")  # mc.telemetry.plot.FORMATS (matplotlib is imported only to draw)
 EVERY = "*"  # the --rated key of a bare TOK_S: every class of the rows
@@ -205,7 +203,7 @@ def run(args) -> int:
     for name, unit in UNITS.items():
         f = r["fields"][name]
         print(f"{name:22s} {_num(f['value']):>10s}  {_num(f['lo']):>10s} to {_num(f['hi']):>7s}  "
-              f"{SHOWN.get(name, unit)}")
+              f"{unit}")
     print(f"intervals: the lottery and sigma_hour by {r['bootstrap']} resamples of the cards; the dips as "
           f"{r['dips']['method']}")
     seen = r["seen"]

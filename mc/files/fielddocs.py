@@ -1,6 +1,8 @@
 """What every field of a scenario file or a buying-plan file means: its unit and a
-few words, as docs/model.md's tables give them (§1 for a scenario, §4 for a plan),
-and its default (from the dataclasses' own defaults).
+few words, read from the fields' declarations (``mc._fields.declare``: docs/model.md's
+tables are checked against them), and its default (from the dataclasses' own defaults).
+A few keys a file may hold that no dataclass field declares (a pool entry's, a
+plan's ``price_hour``, ``trace_csv``) are written here.
 
 A registry is ``{section: {field: (unit, meaning)}}``; the top level is section
 ``""``. A unit is short (``h``, ``tok/s``, ``$ per card-month``, ``share``, ``×``)
@@ -16,23 +18,32 @@ from typing import Any
 from ..buy import Procurement
 from ..buy import plan as buy_plan
 from ..buy.catalogue import CHIP_NAMES, CHIPS, MODELS
+from ..buy.plan import BuyChecks
 from .._fields import declarations
 from ..fleet import Eviction, policies
+from ..fleet.checks import Checks
+from ..fleet.demand import LOG_FIELDS, Demand
+from ..fleet.dips import Dips
+from ..fleet.lottery import Lottery
+from ..fleet.rounds import Autoscaler
 from ..fleet.swing import Swing
 from ..fleet.wander import Wander
 from ..fleet.window import Window
 from ..fleet import scenario as fleet_scenario
+from ..fleet.pool import COUNT, CardClass
+from ..serving.arithmetic import INPUTS
+from ..serving.queue import Serving
+from ..serving.slo import SEARCH as SLO_FIELDS
+
+SERVING = declarations(Serving)
 from ..units import HOURS
 
 PRESET = ("", "a preset to start from; every field not written comes from it")
 
-def declared_docs(cls) -> dict[str, tuple[str, str]]:
+
+def declared_docs(cls, *, skip: tuple[str, ...] = ()) -> dict[str, tuple[str, str]]:
     """``{field: (unit, meaning)}`` of a section from its fields' declarations."""
-    return {name: (d.unit, d.doc) for name, d in declarations(cls).items()}
-
-
-WINDOW = declared_docs(Window)
-
+    return {name: (d.unit, d.doc) for name, d in declarations(cls).items() if name not in skip}
 
 
 def eviction_docs() -> dict[str, tuple[str, str]]:
@@ -43,107 +54,33 @@ def eviction_docs() -> dict[str, tuple[str, str]]:
     for field in policies.fields():
         d = policies.declaration(field)
         out[field] = (d.unit, d.doc)
-    out["churn"] = ("× price", "churn fee of an evicted card")
+    out.update(declared_docs(Eviction))
     return out
 
 
 EVICTION = eviction_docs()
 
-DEMAND = {
-    "shape": ("", "profile: flat, diurnal, weekly, bursty, trace or log"),
-    "level": ("tok/s", "base or mean demand"),
-    "amplitude": ("share of level", "daily swing either side"),
-    "peak_hour": ("hour of day", "busiest hour"),
-    "weekend_factor": ("×", "weekend demand, × weekday (weekly)"),
-    "burst_rate": ("bursts per month", "mean number of bursts (bursty)"),
-    "burst_height": ("tok/s", "extra demand during a burst"),
-    "burst_hours": ("h", "burst duration"),
-    "max_bursts": ("bursts", "cap on bursts a month"),
-    "trace": ("tok/s", "730 hourly demands (trace)"),
-    "trace_csv": ("path", "CSV file holding the trace"),
-    "log": ("path", "request log the demand is read from (log)"),
-    "columns": ("", "the log's time, prompt and answer columns"),
-    "scale": ("×", "multiplies the log's hourly profile"),
-    "log_sha256": ("", "the log's content hash; the log must match it"),
-}
+# A file's ``trace_csv`` is read into ``trace`` (``mc.files``): no field of its own.
+DEMAND = {**declared_docs(Demand), "trace_csv": ("path", "CSV file holding the trace")}
 
-LOTTERY = {
-    "mean": ("× rated", "centre of a card's quality q"),
-    "sd": ("× rated", "spread (1 sd) of q"),
-    "lo": ("× rated", "lowest q (clip)"),
-    "hi": ("× rated", "highest q (clip)"),
-    "lemon_rate": ("share of cards", "chance a card is a lemon"),
-    "lemon_factor": ("× q", "a lemon's quality multiplier"),
-}
-
-DIPS = {
-    "rate": ("dips per card-month", "how often a card's rate dips silently"),
-    "mean_hours": ("h", "mean dip duration"),
-    "depth_lo": ("share of true rate", "shallowest dip"),
-    "depth_hi": ("share of true rate", "deepest dip"),
-    "max_count": ("dips per card", "cap on dips (fixes array shapes)"),
-}
-
-CHECKS = {
-    "max_shortfall": ("share of demand", "most unmet demand that passes"),
-    "min_convergence": ("", "least ideal bill / bill that passes"),
-    "max_wrong": ("cards", "most wrong evictions that pass"),
-}
-
-AUTOSCALER = {
-    "period": ("h", "hours between decisions"),
-    "replace": ("", "an evicted card's slot takes a fresh card"),
-    "boot_hours": ("h", "a replacement serves this long after placement"),
-    "strikes": ("rounds", "consecutive marked rounds before an eviction"),
-    "min_age": ("h", "hours served before a card may be evicted"),
-}
-
-# A pool entry (an inline table of ``pool = [...]``): §1.1, a hardware card's §5
-# inputs, an SLO-rated card's §7 search and queue.
-_QUEUE = {
-    "batcher": ("", "batching policy: static or continuous"),
-    "max_batch": ("requests", "most requests in a batch or step"),
-    "max_wait": ("s", "static: longest wait before a short batch starts"),
-    "prompt_mean": ("tokens", "mean prompt"),
-    "prompt_cv": ("", "prompt coefficient of variation"),
-    "prompt_max": ("tokens", "longest prompt"),
-    "answer_mean": ("tokens", "mean answer"),
-    "answer_cv": ("", "answer coefficient of variation"),
-    "answer_max": ("tokens", "longest answer"),
-    "n": ("requests", "measured per replication"),
-    "warmup": ("requests", "dropped at the start of each replication"),
-    "arrivals": ("", "arrival process: poisson, gamma or log"),
-    "cv": ("", "gamma gaps' coefficient of variation"),
-    "lengths": ("", "where lengths come from: lognormal or log"),
-    "log": ("path", "request log of the card's traffic"),
-    "block": ("s", "bootstrap block of log time"),
-    "replay": ("", "play the whole log once"),
-}
+# A pool entry (an inline table of ``pool = [...]``): §1.1's class, a hardware card's
+# §5 inputs, an SLO-rated card's §7 search and queue, each as its module declares it;
+# the keys below that no field declares are a file's own.
+_CLASS = declared_docs(CardClass)
 POOL_ENTRY = {
-    "count": ("cards", "cards of this class"),
+    "count": (COUNT.unit, COUNT.doc),
     "card": ("", "built-in class to start from: flagship or bargain"),
-    "name": ("", "the class's name in reports"),
-    "rated": ("tok/s", "rated rate r"),
-    "price_month": ("$ per card-month", "price p"),
-    "price_hour": ("$ per card-hour", "price p ÷ 730"),
-    "gpu": ("", "catalogue GPU"),
-    "model": ("", "catalogue model"),
-    "batch": ("requests", "concurrent requests"),
-    "context": ("tokens", "KV cache each request holds"),
-    "prompt": ("tokens", "prompt prefilled before the first token"),
-    "weight_bytes": ("bytes per parameter", "weight precision"),
-    "kv_bytes": ("bytes per element", "KV cache precision"),
-    "mem_util": ("share", "usable share of memory"),
-    "prefill_util": ("share", "share of peak FLOP/s reached in prefill"),
+    "name": _CLASS["name"],
+    "rated": _CLASS["rated"],
+    "price_month": _CLASS["price"],
+    "price_hour": ("$ per card-hour", _CLASS["price"][1] + " ÷ 730"),
+    **{name: (d.unit, d.doc) for name, d in INPUTS.items()},
+    "gpu": (SERVING["gpu"].unit, SERVING["gpu"].doc),
+    "model": (SERVING["model"].unit, SERVING["model"].doc),
     "rated_from": ("", "slo: rate the card at its latency SLO"),
-    "slo_ttft": ("s", "SLO on the TTFT percentile"),
-    "percentile": ("percent", "which TTFT percentile the SLO bounds"),
-    "share": ("share of replications", "how often the SLO must hold"),
-    "replications": ("", "independent replications per rate"),
-    "seed": ("", "seed of the replications"),
-    "rel_tol": ("", "the rate search's relative tolerance"),
+    **{name: (d.unit, d.doc) for name, d in SLO_FIELDS.items()},
     "columns": ("", "the log's time, prompt and answer columns"),
-    **_QUEUE,
+    **declared_docs(Serving, skip=("model", "gpu")),
 }
 
 FLEET: dict[str, dict[str, tuple[str, str]]] = {
@@ -153,51 +90,41 @@ FLEET: dict[str, dict[str, tuple[str, str]]] = {
         "runset": ("", "survivors kept warm: steady (mean), peak or all"),
     },
     "pool": POOL_ENTRY,
-    "window": WINDOW,
+    "window": declared_docs(Window),
     "eviction": EVICTION,
     "demand": DEMAND,
-    "lottery": LOTTERY,
-    "dips": DIPS,
+    "lottery": declared_docs(Lottery),
+    "dips": declared_docs(Dips),
     "wander": declared_docs(Wander),
     "swing": declared_docs(Swing),
-    "checks": CHECKS,
-    "autoscaler": AUTOSCALER,
+    "checks": declared_docs(Checks),
+    "autoscaler": declared_docs(Autoscaler),
 }
+
+_PLAN = declarations(Procurement)
+# A plan's per-chip tables (``[owned]``, ...), each a declared field of ``Procurement``.
+_PER_CHIP = {"owned": "owned", "rent_cap": "rent_cap", "price_month": "prices", "slots": "slots"}
 
 
 def _per_chip(unit: str, meaning: str) -> dict[str, tuple[str, str]]:
-    return {chip: (unit, meaning.format(chip=chip)) for chip in CHIP_NAMES}
+    return {chip: (unit, f"{chip}: {meaning}") for chip in CHIP_NAMES}
 
 
-_BUY_DEMAND = {k: x for k, x in DEMAND.items() if k not in ("trace_csv", "log", "columns", "scale", "log_sha256")}
+_BUY_DEMAND = {k: x for k, x in DEMAND.items() if k not in ("trace_csv", *LOG_FIELDS)}
 _BUY_DEMAND["shape"] = ("", "hourly shape: flat, diurnal, weekly or trace")
 _BUY_DEMAND["level"] = ("tok/s", "ignored: the shape is scaled to the forecast")
 
 BUY: dict[str, dict[str, tuple[str, str]]] = {
     "": {
         "preset": PRESET,
-        "model": ("", "the model served: chat-8b or premium-70b"),
-        "forecast_tokens": ("tokens per month", "the month's expected demand"),
-        "sigma": ("log-sd", "spread of the forecast error"),
-        "api": ("", "an API serves what the cards cannot"),
-        "api_price": ("$ per 1M tokens", "API price"),
-        "h100_rate": ("tok/s", "one H100's rate for this model"),
-        "rent_premium": ("× owned price", "a rented card-month's price"),
-        "slots": ("cards per chip", "quality draws per chip (padding)"),
+        **{name: (d.unit, d.doc) for name, d in _PLAN.items() if d.kind != "any" or name == "model"},
+        "slots": (_PLAN["slots"].unit + " per chip", _PLAN["slots"].doc),
     },
     "demand": _BUY_DEMAND,
-    "owned": _per_chip("cards", "{chip} cards bought before the month"),
-    "rent_cap": _per_chip("cards", "most {chip} cards that may be rented"),
-    "price_month": _per_chip("$ per card-month", "an owned {chip} card's price"),
-    "price_hour": _per_chip("$ per card-hour", "an owned {chip} card's price ÷ 730"),
-    "slots": _per_chip("cards", "{chip} quality draws (padding)"),
-    "lottery": LOTTERY,
-    "checks": {
-        "idle_max": ("share of owned capacity", "most idle tokens that pass"),
-        "margin_max": ("× API bill", "most bill / the API's bill for the tokens served"),
-        "overflow_max": ("share of demand", "most API tokens that pass"),
-        "unserved_max": ("share of demand", "most unserved tokens that pass"),
-    },
+    **{table: _per_chip(_PLAN[name].unit, _PLAN[name].doc) for table, name in _PER_CHIP.items()},
+    "price_hour": _per_chip("$ per card-hour", _PLAN["prices"].doc + " ÷ 730"),
+    "lottery": declared_docs(Lottery),
+    "checks": declared_docs(BuyChecks),
 }
 
 FIELDS = {"fleet": FLEET, "buy": BUY}

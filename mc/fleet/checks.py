@@ -5,8 +5,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from .. import _validate as v
-from .._pytree import pytree_dataclass, set_field
+from .._fields import check_fields, declare
+from .._pytree import pytree_dataclass
 from ..kernels import masked_median
 from ..kernels import median as _median
 from .pool import Pool
@@ -17,14 +17,12 @@ class Checks:
     """Pass thresholds: shortfall ≤ ``max_shortfall``, convergence ≥
     ``min_convergence``, wrong evictions ≤ ``max_wrong``."""
 
-    max_shortfall: float = 0.01
-    min_convergence: float = 0.90
-    max_wrong: int = 0
+    max_shortfall: float = declare(0.01, lo=0.0, hi=1.0, unit="share of demand tokens", doc="most unmet demand that passes")
+    min_convergence: float = declare(0.90, lo=0.0, unit="ratio", doc="least ideal bill / bill that passes")
+    max_wrong: int = declare(0, lo=0, kind="integer", unit="cards", doc="most wrong evictions that pass")
 
     def __post_init__(self):
-        set_field(self, "max_shortfall", v.number("checks.max_shortfall", self.max_shortfall, lo=0.0, hi=1.0))
-        set_field(self, "min_convergence", v.nonneg("checks.min_convergence", self.min_convergence))
-        set_field(self, "max_wrong", v.count("checks.max_wrong", self.max_wrong, lo=0))
+        check_fields(self, "checks")
 
 
 def wrong(true_rate: jax.Array, evicted: jax.Array, pool: Pool, present: jax.Array | None = None) -> jax.Array:

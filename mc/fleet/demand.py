@@ -14,6 +14,7 @@ from .. import _validate as v
 from ..kernels import per_hour
 from ..serving.traffic import RequestLog
 from ..units import HOURS
+from .._fields import check_fields, declare
 from .._pytree import fields_dict, pytree_dataclass, set_field
 from ..kernels import poisson_capped
 from . import logdemand
@@ -63,6 +64,19 @@ def check_trace(values) -> np.ndarray:
     return arr.astype(np.float32)
 
 
+def _request_log(field: str, value):
+    if not isinstance(value, RequestLog):
+        v.fail(field, _Shown(value), "must be a RequestLog (mc.files.read_request_log reads one; "
+               "a scenario file names it as log = \"FILE\")")
+    return value
+
+
+def _text(field: str, value):
+    if not isinstance(value, str):
+        v.fail(field, _Shown(value), "must be a str")
+    return value
+
+
 @pytree_dataclass(static=("shape", "max_bursts", "log", "columns", "log_sha256"))
 class Demand:
     """Hourly demand ``D_h`` in tok/s.
@@ -87,33 +101,28 @@ class Demand:
     whose level is then its own mean.
     """
 
-    shape: str = "flat"
-    level: float | None = None
-    amplitude: float = 0.3
-    peak_hour: float = 14.0
-    weekend_factor: float = 0.6
-    burst_rate: float = 4.0
-    burst_height: float = 30000.0
-    burst_hours: float = 6.0
-    max_bursts: int = 16
-    trace: np.ndarray | None = None
-    log: RequestLog | None = None
-    columns: str | None = None
-    scale: float | None = None
-    log_sha256: str | None = None
+    shape: str = declare("flat", kind="choice", options=SHAPES,
+                         doc="profile: flat, diurnal, weekly, bursty, trace or log")
+    level: float | None = declare(None, lo=0.0, unit="tok/s", doc="base or mean demand")
+    amplitude: float = declare(0.3, lo=0.0, hi=1.0, unit="share of level", doc="daily swing either side")
+    peak_hour: float = declare(14.0, lo=0.0, hi=24.0, unit="hour of day", doc="busiest hour")
+    weekend_factor: float = declare(0.6, lo=0.0, unit="× weekday", doc="weekend demand, × weekday (weekly)")
+    burst_rate: float = declare(4.0, lo=0.0, unit="bursts per month", doc="mean number of bursts (bursty)")
+    burst_height: float = declare(30000.0, lo=0.0, unit="tok/s", doc="extra demand during a burst")
+    burst_hours: float = declare(6.0, lo=0.0, lo_open=True, unit="h", doc="burst duration")
+    max_bursts: int = declare(16, lo=1, hi=1024, kind="integer", unit="bursts", doc="cap on bursts a month")
+    trace: np.ndarray | None = declare(None, kind="any", unit="tok/s", doc="730 hourly demands (trace)")
+    log: RequestLog | None = declare(None, kind="any", parse=_request_log, unit="path",
+                                     doc="request log the demand is read from (log)")
+    columns: str | None = declare(None, kind="any", parse=_text, doc="the log's time, prompt and answer columns")
+    scale: float | None = declare(None, lo=0.0, unit="×", doc="multiplies the log's hourly profile")
+    log_sha256: str | None = declare(None, kind="any", parse=_text, doc="the log's content hash; the log must match it")
 
     def __post_init__(self):
-        v.choice("demand.shape", self.shape, SHAPES)
+        check_fields(self, "demand")
+        if self.level is None and self.shape != "log":
+            set_field(self, "level", LEVEL)
         is_log = self.shape == "log"
-        level = LEVEL if self.level is None and not is_log else self.level
-        set_field(self, "level", None if level is None else v.nonneg("demand.level", level))
-        set_field(self, "amplitude", v.number("demand.amplitude", self.amplitude, lo=0.0, hi=1.0))
-        set_field(self, "peak_hour", v.number("demand.peak_hour", self.peak_hour, lo=0.0, hi=24.0))
-        set_field(self, "weekend_factor", v.nonneg("demand.weekend_factor", self.weekend_factor))
-        set_field(self, "burst_rate", v.nonneg("demand.burst_rate", self.burst_rate))
-        set_field(self, "burst_height", v.nonneg("demand.burst_height", self.burst_height))
-        set_field(self, "burst_hours", v.positive("demand.burst_hours", self.burst_hours))
-        set_field(self, "max_bursts", v.count("demand.max_bursts", self.max_bursts, lo=1, hi=1024))
         self._check_log_fields()
         if self.shape == "trace":
             if self.trace is None:
@@ -129,14 +138,7 @@ class Demand:
             v.fail("demand.trace", "<values>", f"is only used with shape 'trace', not {self.shape!r}")
 
     def _check_log_fields(self) -> None:
-        if self.log is not None and not isinstance(self.log, RequestLog):
-            v.fail("demand.log", _Shown(self.log), "must be a RequestLog (mc.files.read_request_log reads one; "
-                   "a scenario file names it as log = \"FILE\")")
-        for name in ("columns", "log_sha256"):
-            if getattr(self, name) is not None and not isinstance(getattr(self, name), str):
-                v.fail(f"demand.{name}", _Shown(getattr(self, name)), "must be a str")
-        if self.scale is not None:
-            set_field(self, "scale", v.nonneg("demand.scale", self.scale))
+        """The log fields go with shape ``log`` only, and a given hash must match the log."""
         if self.shape != "log":
             for name in LOG_FIELDS:
                 if getattr(self, name) is not None:

@@ -7,9 +7,9 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from .. import _validate as v
+from .._fields import check_fields, declare
 from ..units import HOURS
-from .._pytree import pytree_dataclass, set_field
+from .._pytree import pytree_dataclass
 from ..kernels import exponential, poisson_capped
 
 
@@ -19,18 +19,15 @@ class Dips:
     ``Exponential(mean_hours)`` and loses ``Uniform(depth_lo, depth_hi)`` of the rate.
     A card holds at most ``max_count`` dips (a static shape)."""
 
-    rate: float = 2.0
-    mean_hours: float = 4.0
-    depth_lo: float = 0.2
-    depth_hi: float = 0.6
-    max_count: int = 8
+    rate: float = declare(2.0, lo=0.0, unit="dips per card-month", doc="how often a card's rate dips silently")
+    mean_hours: float = declare(4.0, lo=0.0, lo_open=True, unit="h", doc="mean dip duration")
+    depth_lo: float = declare(0.2, lo=0.0, hi=1.0, unit="share of true rate", doc="shallowest dip")
+    depth_hi: float = declare(0.6, lo="depth_lo", hi=1.0, unit="share of true rate", doc="deepest dip")
+    max_count: int = declare(8, lo=0, hi=64, kind="integer", unit="dips per card",
+                             doc="cap on dips (fixes array shapes)")
 
     def __post_init__(self):
-        set_field(self, "rate", v.nonneg("dips.rate", self.rate))
-        set_field(self, "mean_hours", v.positive("dips.mean_hours", self.mean_hours))
-        set_field(self, "depth_lo", v.number("dips.depth_lo", self.depth_lo, lo=0.0, hi=1.0))
-        set_field(self, "depth_hi", v.number("dips.depth_hi", self.depth_hi, lo=self.depth_lo, hi=1.0))
-        set_field(self, "max_count", v.count("dips.max_count", self.max_count, lo=0, hi=64))
+        check_fields(self, "dips")
 
 
 class DipDraws(NamedTuple):

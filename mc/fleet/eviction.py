@@ -12,12 +12,14 @@ Whatever a rule marks, the package keeps only marks on eligible cards, at most
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 
 from .. import _validate as v
+from .._fields import check_fields, declarations, declare
 from .._pytree import pytree_dataclass
 from ..kernels import lowest
 from . import policies
@@ -34,9 +36,9 @@ class Eviction:
 
     policy: str = "share"
     rule: Policy | None = None
-    churn: float = 0.15
+    churn: float = declare(0.15, lo=0.0, unit="× price", doc="churn fee of an evicted card")
 
-    def __init__(self, policy: Any = "share", *, churn: Any = 0.15, rule: Any = None, **fields: Any):
+    def __init__(self, policy: Any = "share", *, churn: Any = dataclasses.MISSING, rule: Any = None, **fields: Any):
         if isinstance(policy, Policy):  # a rule's value
             if rule is not None or fields:
                 v.fail("eviction.policy", policy, "is a rule's value: give its fields there, not beside it")
@@ -55,7 +57,8 @@ class Eviction:
             v.fail("eviction.rule", rule, f"must be the {policy} rule's value ({cls.__name__})")
         object.__setattr__(self, "policy", policy)
         object.__setattr__(self, "rule", rule)
-        object.__setattr__(self, "churn", v.nonneg("eviction.churn", churn))
+        object.__setattr__(self, "churn", CHURN.default if churn is dataclasses.MISSING else churn)
+        check_fields(self, "eviction")
 
     def __getattr__(self, name: str) -> Any:
         rule = self.__dict__.get("rule")
@@ -88,7 +91,10 @@ class Eviction:
         policy = merged.get("policy", "share")
         own = policies.get(policy).params()
         fields = {k: x for k, x in merged.items() if k not in ("policy", "churn") and (k in own or k in given)}
-        return cls(policy=policy, churn=merged.get("churn", 0.15), **fields)
+        return cls(policy=policy, churn=merged.get("churn", CHURN.default), **fields)
+
+
+CHURN = declarations(Eviction)["churn"]
 
 
 def _foreign(policy: str, key: str, value: Any) -> None:

@@ -7,8 +7,8 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from .. import _validate as v
-from .._pytree import pytree_dataclass, set_field
+from .._fields import check_fields, declare
+from .._pytree import pytree_dataclass
 from ..kernels import NORMAL_MAX, normal
 
 
@@ -17,21 +17,15 @@ class Lottery:
     """Quality ``q ~ Normal(mean, sd²)`` clipped to ``[lo, hi]``; a lemon (with
     probability ``lemon_rate``) has its clipped ``q`` multiplied by ``lemon_factor``."""
 
-    mean: float = 0.96
-    sd: float = 0.05
-    lo: float = 0.5
-    hi: float = 1.5
-    lemon_rate: float = 0.0
-    lemon_factor: float = 0.67
+    mean: float = declare(0.96, lo=0.0, lo_open=True, unit="× rated", doc="centre of a card's quality q")
+    sd: float = declare(0.05, lo=0.0, unit="× rated", doc="spread (1 sd) of q")
+    lo: float = declare(0.5, lo=0.0, unit="× rated", doc="lowest q (clip)")
+    hi: float = declare(1.5, lo="lo", lo_open=True, unit="× rated", doc="highest q (clip)")
+    lemon_rate: float = declare(0.0, lo=0.0, hi=1.0, unit="share of cards", doc="chance a card is a lemon")
+    lemon_factor: float = declare(0.67, lo=0.0, lo_open=True, hi=1.0, unit="× q", doc="a lemon's quality multiplier")
 
     def __post_init__(self):
-        set_field(self, "mean", v.positive("lottery.mean", self.mean))
-        set_field(self, "sd", v.nonneg("lottery.sd", self.sd))
-        set_field(self, "lo", v.number("lottery.lo", self.lo, lo=0.0))
-        set_field(self, "hi", v.number("lottery.hi", self.hi, lo=self.lo, lo_open=True))
-        set_field(self, "lemon_rate", v.number("lottery.lemon_rate", self.lemon_rate, lo=0.0, hi=1.0))
-        set_field(self, "lemon_factor",
-                  v.number("lottery.lemon_factor", self.lemon_factor, lo=0.0, lo_open=True, hi=1.0))
+        check_fields(self, "lottery")
 
 
 def max_quality(p: Lottery) -> float:

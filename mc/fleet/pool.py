@@ -10,6 +10,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from .. import _validate as v
+from .._fields import Field, check_fields, declare
 from .._pytree import set_field
 from ..serving import card as serving_card
 from ..units import HOURS
@@ -19,21 +20,28 @@ from ..serving import latency, routed, slo
 MAX_POOL_CENTS = v.INT32_MAX
 
 
+def _name(field: str, name: Any) -> str:
+    if not isinstance(name, str) or not name:
+        v.fail("card.name", name, "must be a non-empty string")
+    return name
+
+
+# A pool entry's count of cards of its class.
+COUNT = Field(dataclasses.MISSING, lo=1, hi=100_000, kind="integer", unit="cards", doc="cards of this class")
+
+
 @dataclass(frozen=True)
 class CardClass:
     """A kind of card: its rated rate (tok/s) and monthly price ($ per card-month,
     at least $0.01, billed in whole cents)."""
 
-    name: str
-    rated: float  # tok/s
-    price: float  # $ per card-month
+    name: str = declare(kind="any", parse=_name, doc="the class's name in reports")
+    rated: float = declare(lo=0.0, lo_open=True, unit="tok/s", doc="rated rate r")
+    # A price rounds to whole cents; below one cent it would bill $0.
+    price: float = declare(lo=0.01, hi=MAX_POOL_CENTS / 100, unit="$ per card-month", doc="price p")
 
     def __post_init__(self):
-        if not isinstance(self.name, str) or not self.name:
-            v.fail("card.name", self.name, "must be a non-empty string")
-        set_field(self, "rated", v.positive(f"{self.name}.rated", self.rated))
-        # A price rounds to whole cents; below one cent it would bill $0.
-        set_field(self, "price", v.number(f"{self.name}.price", self.price, lo=0.01, hi=MAX_POOL_CENTS / 100))
+        check_fields(self, self.name)
 
     @property
     def price_cents(self) -> int:
@@ -107,7 +115,8 @@ def hardware_card(entry: Mapping[str, Any]) -> CardClass:
 
 
 # A pool entry rated by its SLO (SPEC §7): what the search takes besides the card's queue.
-SLO_SEARCH = {"slo_ttft": None, "percentile": 95.0, "share": 0.9, "replications": None, "seed": 0, "rel_tol": 0.01}
+# Their defaults: slo.SEARCH's (``slo_ttft`` is required: None), replications 100 (a replay: 1).
+SLO_SEARCH = {k: None if f.default is dataclasses.MISSING else f.default for k, f in slo.SEARCH.items()}
 SLO_QUEUE = tuple(f.name for f in dataclasses.fields(latency.Serving))
 
 
@@ -165,7 +174,7 @@ def slo_card(entry: Mapping[str, Any], count: int | None = None) -> CardClass:
     search["slo_ttft"], search["percentile"], search["share"], search["rel_tol"] = slo.check_slo(
         search["slo_ttft"], search["percentile"], search["share"], search["rel_tol"])
     search["replications"] = latency.check_replications(queue, search["replications"], default=100)
-    search["seed"] = v.count("seed", search["seed"], lo=0)
+    search["seed"] = slo.SEARCH["seed"].check("seed", search["seed"])
     return CardClass(name=name, rated=_slo_tok_s(queue, tuple(sorted(search.items())), pool), price=price)
 
 
@@ -206,7 +215,7 @@ class Pool:
         for card, count in groups:
             if not isinstance(card, CardClass):
                 v.fail("pool.card", card, "must be a CardClass")
-            checked.append((card, v.count(f"pool.{card.name}.count", count, lo=1, hi=100_000)))
+            checked.append((card, COUNT.check(f"pool.{card.name}.count", count)))
         names = [c.name for c, _ in checked]
         if len(set(names)) != len(names):
             v.fail("pool", names, "must name each card class once")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _validate as v
-from .._pytree import pytree_dataclass, set_field
+from .._fields import check_fields, declare
+from .._pytree import pytree_dataclass
 from ..units import HOURS
 
 
@@ -17,21 +17,15 @@ class Autoscaler:
     consecutive rounds, and only after serving ``min_age`` hours. ``period``
     and ``replace`` fix the month's shape (static)."""
 
-    period: int = HOURS
-    replace: bool = False
-    boot_hours: float = 1.0
-    strikes: int = 1
-    min_age: float = 0.0
+    period: int = declare(HOURS, lo=1, hi=HOURS, kind="integer", unit="h", doc="hours between decisions")
+    replace: bool = declare(False, kind="flag", doc="an evicted card's slot takes a fresh card")
+    boot_hours: float = declare(1.0, lo=0.0, hi="period", hi_open=True, unit="h",
+                                doc="a replacement serves this long after placement")
+    strikes: int = declare(1, lo=1, kind="integer", unit="rounds", doc="consecutive marked rounds before an eviction")
+    min_age: float = declare(0.0, lo=0.0, unit="h", doc="hours served before a card may be evicted")
 
     def __post_init__(self):
-        set_field(self, "period", v.count("autoscaler.period", self.period, lo=1, hi=HOURS))
-        if not isinstance(self.replace, (bool, np.bool_)):
-            v.fail("autoscaler.replace", self.replace, "must be true or false")
-        set_field(self, "replace", bool(self.replace))
-        set_field(self, "boot_hours", v.number("autoscaler.boot_hours", self.boot_hours, lo=0.0,
-                                               hi=float(self.period), hi_open=True))
-        set_field(self, "strikes", v.count("autoscaler.strikes", self.strikes, lo=1))
-        set_field(self, "min_age", v.nonneg("autoscaler.min_age", self.min_age))
+        check_fields(self, "autoscaler")
 
     @property
     def rounds(self) -> int:

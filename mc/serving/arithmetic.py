@@ -21,11 +21,35 @@ import math
 from dataclasses import asdict, dataclass
 
 from .. import _validate as v
+from .._fields import Field
+from ..engine import Column
 from . import catalogue
 
 MEM_UTIL = 0.90
 PREFILL_UTIL = 0.5
 SECONDS_PER_HOUR = 3600
+
+# What ``card`` derives (SPEC §5), each with its kind and units: exact numbers, no
+# interval; ``tokens_per_dollar`` needs a price (``Card.tokens_per_dollar``).
+OUTPUTS = {"kv_bytes_per_token": Column("float", "bytes"), "weight_bytes": Column("float", "bytes"),
+           "usable_bytes": Column("float", "bytes"), "seats": Column("count", "requests"),
+           "batch": Column("count", "requests"), "step_s": Column("float", "s"),
+           "per_user_tok_s": Column("float", "tok/s"), "aggregate_tok_s": Column("float", "tok/s"),
+           "ttft_s": Column("float", "s"), "tokens_per_dollar": Column("float", "tokens/$")}
+
+# The inputs of one card (SPEC §5), as a pool entry and ``mc card`` name them;
+# ``Serving`` declares its memory fields with the same four.
+INPUTS = {
+    "batch": Field(1, lo=1, hi=1_000_000, kind="integer", unit="requests", doc="concurrent requests"),
+    "context": Field(4096, lo=0, hi=100_000_000, kind="integer", unit="tokens", doc="KV cache each request holds"),
+    "prompt": Field(1024, lo=0, hi=100_000_000, kind="integer", unit="tokens",
+                    doc="prompt prefilled before the first token"),
+    "weight_bytes": Field(2.0, lo=0.0, lo_open=True, hi=8.0, unit="bytes per parameter", doc="weight precision"),
+    "kv_bytes": Field(2.0, lo=0.0, lo_open=True, hi=8.0, unit="bytes per element", doc="KV cache precision"),
+    "mem_util": Field(MEM_UTIL, lo=0.0, lo_open=True, hi=1.0, unit="share", doc="usable share of memory"),
+    "prefill_util": Field(PREFILL_UTIL, lo=0.0, lo_open=True, hi=1.0, unit="share",
+                          doc="share of peak FLOP/s reached in prefill"),
+}
 
 
 def kv_bytes_per_token(layers, kv_heads, head_dim, bytes_per_element):
@@ -94,10 +118,10 @@ class Card:
         return asdict(self)
 
 
-def card(model: str, gpu: str, *, weight_bytes_per_param: float = 2.0,
-         kv_bytes_per_element: float = 2.0, batch: int = 1, context: int = 4096,
-         prompt: int = 1024, mem_util: float = MEM_UTIL,
-         prefill_util: float = PREFILL_UTIL) -> Card:
+def card(model: str, gpu: str, *, weight_bytes_per_param: float = INPUTS["weight_bytes"].default,
+         kv_bytes_per_element: float = INPUTS["kv_bytes"].default, batch: int = INPUTS["batch"].default,
+         context: int = INPUTS["context"].default, prompt: int = INPUTS["prompt"].default,
+         mem_util: float = MEM_UTIL, prefill_util: float = PREFILL_UTIL) -> Card:
     """Serve ``model`` on one ``gpu`` (catalogue names or aliases).
 
     Defaults: bf16 weights and KV cache (2 bytes), one request holding 4,096 tokens
@@ -108,13 +132,10 @@ def card(model: str, gpu: str, *, weight_bytes_per_param: float = 2.0,
         that do not fit in usable memory, or a context that leaves no seat.
     """
     m, g = catalogue.model(model), catalogue.gpu(gpu)
-    wb = v.number("weight_bytes", weight_bytes_per_param, lo=0.0, lo_open=True, hi=8.0)
-    kb = v.number("kv_bytes", kv_bytes_per_element, lo=0.0, lo_open=True, hi=8.0)
-    batch = v.count("batch", batch, lo=1, hi=1_000_000)
-    context = v.count("context", context, lo=0, hi=100_000_000)
-    prompt = v.count("prompt", prompt, lo=0, hi=100_000_000)
-    mem_util = v.number("mem_util", mem_util, lo=0.0, lo_open=True, hi=1.0)
-    prefill_util = v.number("prefill_util", prefill_util, lo=0.0, lo_open=True, hi=1.0)
+    wb, kb, batch, context, prompt, mem_util, prefill_util = (
+        INPUTS[f].check(f, x) for f, x in (("weight_bytes", weight_bytes_per_param), ("kv_bytes", kv_bytes_per_element),
+                                           ("batch", batch), ("context", context), ("prompt", prompt),
+                                           ("mem_util", mem_util), ("prefill_util", prefill_util)))
 
     kv = kv_bytes_per_token(m.layers, m.kv_heads, m.head_dim, kb)
     weights = weight_bytes(m.params, wb)

@@ -24,16 +24,24 @@ import pandas as pd
 
 from .. import _validate as v
 from .. import engine
+from ..engine import Column
+from .._fields import Field
 from ..kernels import clock
 from ..kernels.sums import tree_sum
 from .arrivals import Draws, arrivals, draw
 from .loop import CONSTS, server
 from .queue import (ARRIVALS, BATCHERS, LENGTHS, MAX_REQUESTS, MAX_SLOTS, MAX_TOKENS, Params, Serving)
 
-COLUMNS = ("ttft_p50", "ttft_p95", "ttft_p99", "ttft_q", "e2e_p50", "e2e_p95", "e2e_p99", "wait_mean",
-           "itl_mean", "throughput", "utilisation", "mean_batch", "pass_slo")
-UNITS = {"throughput": "tok/s", "utilisation": "share", "mean_batch": "requests"}  # the rest: s
+# A replication's outputs, each with its kind and units (SPEC §7): times in s, then the
+# card's throughput, busy share and mean batch, then whether the SLO held.
+COLUMNS = {**{c: Column("float", "s") for c in ("ttft_p50", "ttft_p95", "ttft_p99", "ttft_q", "e2e_p50", "e2e_p95",
+                                                "e2e_p99", "wait_mean", "itl_mean")},
+           "throughput": Column("float", "tok/s"), "utilisation": Column("float", "share"),
+           "mean_batch": Column("float", "requests"), "pass_slo": Column("pass", "share")}
+OUTPUTS = tuple(COLUMNS)
+FIGURES = engine.of_kind(COLUMNS, "float")  # each a median over replications with its interval
 MAX_REPLICATIONS = 10_000_000
+REPLICATIONS = Field(None, lo=2, hi=MAX_REPLICATIONS, kind="integer", doc="independent replications per rate")
 
 
 def requests(key: jax.Array, p: Params) -> dict:
@@ -96,7 +104,7 @@ def replication(key: jax.Array, p: Params) -> dict:
     return {k: out[k] for k in COLUMNS}
 
 
-SCHEMA = engine.Schema(columns=COLUMNS, kept=COLUMNS)
+SCHEMA = engine.Schema(columns=OUTPUTS, kept=OUTPUTS)
 
 
 # -- runs on the host ---------------------------------------------------------------------
@@ -160,17 +168,17 @@ class LatencyResult:
         replications with its 95% interval (none from a single replication, a
         replay), and the load."""
         out = {}
-        for col in COLUMNS[:-1]:
+        for col in FIGURES:
             m, lo, hi = self.median_interval(col)
             one = self.replications < 2 or not math.isfinite(m)
-            out[col] = engine.figure(m, None if one else lo, None if one else hi, UNITS.get(col, "s"))
+            out[col] = engine.figure(m, None if one else lo, None if one else hi, COLUMNS[col].units)
         out["load"] = engine.figure(self.load, units="")
         out["rate"] = engine.figure(self.rate, units="req/s")
         return out
 
     def bands(self) -> dict:
         """``{col: {"p5", "p95"}}``: how figures spread over replications."""
-        return {col: dict(zip(("p5", "p95"), self.band(col))) for col in COLUMNS[:-1]}
+        return {col: dict(zip(("p5", "p95"), self.band(col))) for col in FIGURES}
 
 
 def default_chunk(s: Serving) -> int:
@@ -187,7 +195,7 @@ def check_replications(s: Serving, replications: int | None, default: int = 200)
         if replications not in (None, 1):
             v.fail("replications", replications, "a replay is one path, the log itself: leave replications out")
         return 1
-    return v.count("replications", default if replications is None else replications, lo=2, hi=MAX_REPLICATIONS)
+    return REPLICATIONS.check("replications", default if replications is None else replications)
 
 
 def simulate(s: Serving, rate: float | None = None, replications: int | None = None, *, load: float | None = None,

@@ -21,9 +21,11 @@ from typing import Any
 import numpy as np
 
 from .. import _validate as v
+from .._fields import Field, check_fields, declare
 from .._pytree import pytree_dataclass, set_field
 from . import catalogue
-from .arithmetic import MEM_UTIL, PREFILL_UTIL, kv_bytes_per_token, weight_bytes
+from .arithmetic import INPUTS, kv_bytes_per_token, weight_bytes
+from .traffic import BLOCK as LOG_BLOCK
 from .traffic import RequestLog, check_block
 
 BATCHERS = ("static", "continuous")
@@ -35,6 +37,13 @@ MAX_REQUESTS = 2**20  # warmup + n per replication
 MAX_CV = 100.0  # gamma gaps: shape 1/cv² stays a normal float32
 BLOCK = 600.0  # s of log time per bootstrap block
 N, WARMUP = 1000, 200  # measured and dropped requests per replication, unless given
+# A run's rate (or offered load) and the TTFT percentile its SLO bounds (``slo.SEARCH``
+# declares the SLO search with these).
+RATE = Field(dataclasses.MISSING, lo=0.0, lo_open=True, hi=1e9, unit="requests/s", doc="arrival rate")
+LOAD = Field(dataclasses.MISSING, lo=0.0, lo_open=True, hi=1e6, unit="ratio", doc="rate / capacity_rate, given instead of rate")
+PERCENTILE = Field(95.0, lo=0.0, hi=100.0, lo_open=True, hi_open=True, unit="percent",
+                   doc="which TTFT percentile the SLO bounds")
+SLO_TTFT = Field(dataclasses.MISSING, lo=0.0, lo_open=True, hi=1e6, unit="s", doc="SLO on the TTFT percentile")
 F32_TINY = float(np.finfo(np.float32).tiny)
 F32_MAX = float(np.finfo(np.float32).max)
 
@@ -78,6 +87,10 @@ class Params:
     replay: bool = False
 
 
+def _request_log(field: str, value: Any) -> RequestLog:
+    return v.instance(field, value, RequestLog, "a RequestLog (mc.files.read_request_log reads one)")
+
+
 def _lognormal(mean: float, cv: float) -> tuple[float, float]:
     s2 = math.log1p(cv * cv)
     return math.log(mean) - 0.5 * s2, math.sqrt(s2)
@@ -105,48 +118,41 @@ class Serving:
         together (``cv`` without gamma arrivals, ``replay`` without a log, ...).
     """
 
-    model: str
-    gpu: str
-    batcher: str = "static"
-    max_batch: int = 16
-    max_wait: float = 0.05  # s
-    prompt_mean: float = 1024.0
-    prompt_cv: float = 1.0
-    prompt_max: int = 8192
-    answer_mean: float = 256.0
-    answer_cv: float = 1.0
-    answer_max: int = 4096
-    n: int | None = None
-    warmup: int | None = None
-    prefill_util: float = PREFILL_UTIL
-    mem_util: float = MEM_UTIL
-    weight_bytes: float = 2.0
-    kv_bytes: float = 2.0
-    arrivals: str | None = None
-    cv: float = 1.0
-    lengths: str | None = None
-    log: RequestLog | None = None
-    block: float | None = None
-    replay: bool = False
+    model: str = declare(kind="any", parse=lambda f, x: catalogue.model(x).name, doc="catalogue model")
+    gpu: str = declare(kind="any", parse=lambda f, x: catalogue.gpu(x).name, doc="catalogue GPU")
+    batcher: str = declare("static", kind="choice", options=BATCHERS, doc="batching policy: static or continuous")
+    max_batch: int = declare(16, lo=1, hi=MAX_SLOTS, kind="integer", unit="requests",
+                             doc="most requests in a batch or step")
+    max_wait: float = declare(0.05, lo=0.0, hi=1e6, unit="s", doc="static: longest wait before a short batch starts")
+    prompt_mean: float = declare(1024.0, lo=0.0, lo_open=True, hi=MAX_TOKENS, unit="tokens", doc="mean prompt")
+    prompt_cv: float = declare(1.0, lo=0.0, hi=100.0, unit="ratio", doc="prompt coefficient of variation")
+    prompt_max: int = declare(8192, lo=1, hi=MAX_TOKENS, kind="integer", unit="tokens", doc="longest prompt")
+    answer_mean: float = declare(256.0, lo=0.0, lo_open=True, hi=MAX_TOKENS, unit="tokens", doc="mean answer")
+    answer_cv: float = declare(1.0, lo=0.0, hi=100.0, unit="ratio", doc="answer coefficient of variation")
+    answer_max: int = declare(4096, lo=1, hi=MAX_TOKENS, kind="integer", unit="tokens", doc="longest answer")
+    n: int | None = declare(None, lo=1, hi=MAX_REQUESTS, kind="integer", unit="requests",
+                            doc="measured per replication")
+    warmup: int | None = declare(None, lo=0, hi=MAX_REQUESTS, kind="integer", unit="requests",
+                                 doc="dropped at the start of each replication")
+    prefill_util: float = declare(**vars(INPUTS["prefill_util"]))
+    mem_util: float = declare(**vars(INPUTS["mem_util"]))
+    weight_bytes: float = declare(**vars(INPUTS["weight_bytes"]))
+    kv_bytes: float = declare(**vars(INPUTS["kv_bytes"]))
+    arrivals: str | None = declare(None, kind="choice", options=ARRIVALS,
+                                   doc="arrival process: poisson, gamma or log")
+    cv: float = declare(1.0, lo=0.0, lo_open=True, hi=MAX_CV, unit="ratio", doc="gamma gaps' coefficient of variation")
+    lengths: str | None = declare(None, kind="choice", options=LENGTHS,
+                                  doc="where lengths come from: lognormal or log")
+    log: RequestLog | None = declare(None, kind="any", parse=_request_log, unit="path",
+                                     doc="request log of the card's traffic")
+    block: float | None = declare(**vars(LOG_BLOCK))
+    replay: bool = declare(False, kind="flag", doc="play the whole log once")
 
     def __post_init__(self):
         set_ = partial(set_field, self)
+        check_fields(self, "")
         m, g = catalogue.model(self.model), catalogue.gpu(self.gpu)
-        set_("model", m.name)
-        set_("gpu", g.name)
-        v.choice("batcher", self.batcher, BATCHERS)
-        set_("max_batch", v.count("max_batch", self.max_batch, lo=1, hi=MAX_SLOTS))
-        set_("max_wait", v.number("max_wait", self.max_wait, lo=0.0, hi=1e6))
-        for name in ("prompt", "answer"):
-            set_(f"{name}_mean", v.number(f"{name}_mean", getattr(self, f"{name}_mean"), lo=0.0, lo_open=True,
-                                          hi=MAX_TOKENS))
-            set_(f"{name}_cv", v.number(f"{name}_cv", getattr(self, f"{name}_cv"), lo=0.0, hi=100.0))
-            set_(f"{name}_max", v.count(f"{name}_max", getattr(self, f"{name}_max"), lo=1, hi=MAX_TOKENS))
         self._check_traffic(set_)
-        set_("prefill_util", v.number("prefill_util", self.prefill_util, lo=0.0, lo_open=True, hi=1.0))
-        set_("mem_util", v.number("mem_util", self.mem_util, lo=0.0, lo_open=True, hi=1.0))
-        set_("weight_bytes", v.number("weight_bytes", self.weight_bytes, lo=0.0, lo_open=True, hi=8.0))
-        set_("kv_bytes", v.number("kv_bytes", self.kv_bytes, lo=0.0, lo_open=True, hi=8.0))
         weights = weight_bytes(m.params, self.weight_bytes)
         usable = self.mem_util * g.memory
         if weights >= usable:
@@ -173,20 +179,14 @@ class Serving:
 
     def _check_traffic(self, set_) -> None:
         """Arrivals, lengths, the log and the counts: each valid, and together sensible."""
-        set_("arrivals", v.choice("arrivals", ("poisson" if self.log is None else "log") if self.arrivals is None
-                                  else self.arrivals, ARRIVALS))
-        set_("cv", v.number("cv", self.cv, lo=0.0, lo_open=True, hi=MAX_CV))
+        if self.arrivals is None:
+            set_("arrivals", "poisson" if self.log is None else "log")
         if self.cv != 1.0 and self.arrivals != "gamma":
             v.fail("cv", self.cv, f"is the gamma gaps' coefficient of variation; arrivals are {self.arrivals!r}")
-        if self.log is not None:
-            v.instance("log", self.log, RequestLog, "a RequestLog (mc.files.read_request_log reads one)")
-        lengths = self.lengths if self.lengths is not None else "lognormal" if self.log is None else "log"
-        set_("lengths", v.choice("lengths", lengths, LENGTHS))
-        set_("replay", v.flag("replay", self.replay))
+        if self.lengths is None:
+            set_("lengths", "lognormal" if self.log is None else "log")
         if self.block is None:  # 600 s, or a shorter log's whole span
             set_("block", BLOCK if self.log is None else min(BLOCK, self.log.span))
-        else:
-            set_("block", v.number("block", self.block, lo=0.0, lo_open=True, hi=1e9))
         if self.log is None:
             for field, why in (("arrivals", self.arrivals == "log"), ("lengths", self.lengths == "log")):
                 if why:
@@ -216,8 +216,8 @@ class Serving:
             set_("warmup", warmup)
             set_("n", n)
         else:
-            set_("n", v.count("n", N if self.n is None else self.n, lo=1, hi=MAX_REQUESTS))
-            set_("warmup", v.count("warmup", WARMUP if self.warmup is None else self.warmup, lo=0, hi=MAX_REQUESTS))
+            set_("n", N if self.n is None else self.n)
+            set_("warmup", WARMUP if self.warmup is None else self.warmup)
         if self.n + self.warmup > MAX_REQUESTS:
             v.fail("n", self.n, f"plus warmup {self.warmup} must be at most {MAX_REQUESTS:,} requests")
 
@@ -282,12 +282,12 @@ class Serving:
         if rate is not None and load is not None:
             v.fail("load", load, "and rate were both given: give one (load = rate / capacity rate)")
         if load is not None:
-            return v.number("load", load, lo=0.0, lo_open=True, hi=1e6) * self.capacity_rate()
+            return LOAD.check("load", load) * self.capacity_rate()
         if rate is None:
             if self.arrivals != "log":
                 v.fail("rate", None, "must be given (requests/s), or a load, unless arrivals come from a log")
             return self.log.rate
-        return v.number("rate", rate, lo=0.0, lo_open=True, hi=1e9)
+        return RATE.check("rate", rate)
 
     def load_of(self, rate: float) -> float:
         """The offered load at ``rate``: ``rate / capacity_rate``."""
@@ -296,14 +296,14 @@ class Serving:
     def params(self, rate: float, *, percentile: float = 95.0, slo_ttft: float | None = None) -> Params:
         """The device parameters at ``rate`` requests/s (validated: positive, finite,
         a float32 whose mean gap and horizon are float32 too)."""
-        rate = v.number("rate", rate, lo=0.0, lo_open=True, hi=1e9)
+        rate = RATE.check("rate", rate)
         own = self.own_rate()
         horizon = self.log.span * own / rate if self.replay else (self.n + self.warmup) / rate  # s
         if horizon > 1e9:
             v.fail("rate", rate, f"is too low: {self.n + self.warmup:,} arrivals would span {horizon:.3g} s "
                    "(at most 1e9 s)")
-        percentile = v.number("percentile", percentile, lo=0.0, hi=100.0, lo_open=True, hi_open=True)
-        slo = math.inf if slo_ttft is None else v.number("slo_ttft", slo_ttft, lo=0.0, lo_open=True, hi=1e6)
+        percentile = PERCENTILE.check("percentile", percentile)
+        slo = math.inf if slo_ttft is None else SLO_TTFT.check("slo_ttft", slo_ttft)
         c = self.constants()
         for name, x in c.items():
             if not F32_TINY < x < F32_MAX:

@@ -13,8 +13,9 @@ import math
 from dataclasses import dataclass
 
 from .. import _validate as v
-from .latency import LatencyResult, check_replications, simulate
-from .queue import Serving
+from .._fields import Field
+from .latency import REPLICATIONS, LatencyResult, check_replications, simulate
+from .queue import PERCENTILE, SLO_TTFT, Serving
 from .routed import RoutedPool
 from .routed import simulate as simulate_pool
 
@@ -45,15 +46,26 @@ class SLORating:
         return self.tok_s * 3600.0 / v.positive("price_per_hour", hourly_price)
 
 
-def check_slo(slo_ttft: float, percentile: float = 95.0, share: float = 0.9,
-              rel_tol: float = 0.01) -> tuple[float, float, float, float]:
-    """The SLO search's fields, validated (one-line ``ParamError``s): ``slo_ttft``
-    s in (0, 1e6], ``percentile`` in (0, 100), ``share`` in (0, 1], ``rel_tol``
-    in [1e-6, 1]."""
-    return (v.number("slo_ttft", slo_ttft, lo=0.0, lo_open=True, hi=1e6),
-            v.number("percentile", percentile, lo=0.0, hi=100.0, lo_open=True, hi_open=True),
-            v.number("share", share, lo=0.0, hi=1.0, lo_open=True),
-            v.number("rel_tol", rel_tol, lo=1e-6, hi=1.0))
+# The SLO search's fields (a pool entry's ``rated_from = "slo"`` and ``mc latency --slo``
+# name them so); ``replications``: ``latency.check_replications``, default 100 here.
+SEARCH = {
+    "slo_ttft": SLO_TTFT,
+    "percentile": PERCENTILE,
+    "share": Field(0.9, lo=0.0, hi=1.0, lo_open=True, unit="share of replications", doc="how often the SLO must hold"),
+    "replications": REPLICATIONS,
+    "seed": Field(0, lo=0, kind="integer", doc="seed of the replications"),
+    "rel_tol": Field(0.01, lo=1e-6, hi=1.0, unit="ratio", doc="the rate search's relative tolerance"),
+}
+
+
+def check_slo(slo_ttft: float, percentile: float = SEARCH["percentile"].default,
+              share: float = SEARCH["share"].default,
+              rel_tol: float = SEARCH["rel_tol"].default) -> tuple[float, float, float, float]:
+    """The SLO search's fields, validated against ``SEARCH`` (one-line ``ParamError``s):
+    ``slo_ttft`` s in (0, 1e6], ``percentile`` in (0, 100), ``share`` in (0, 1],
+    ``rel_tol`` in [1e-6, 1]."""
+    return tuple(SEARCH[f].check(f, x) for f, x in (("slo_ttft", slo_ttft), ("percentile", percentile),
+                                                      ("share", share), ("rel_tol", rel_tol)))
 
 
 def slo_rate(s: Serving | RoutedPool, slo_ttft: float, *, percentile: float = 95.0, share: float = 0.9,

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _validate as v
+from .._fields import Field
 
 MAX_ROWS = 2**24  # rows a log may hold (a month of a busy service at ~6 requests/s)
 MAX_LOG_TOKENS = 2**31 - 1
@@ -146,10 +147,14 @@ class RequestLog:
                 f"{self.rate:.4g} req/s)")
 
 
+# The bootstrap's block of log time (``Serving.block`` declares it with this).
+BLOCK = Field(None, lo=0.0, lo_open=True, hi=1e9, unit="s of log time", doc="bootstrap block of log time")
+
+
 def check_block(block: float, log: RequestLog) -> float:
     """The bootstrap's block (s of log time): positive, at most the log's span."""
     v.instance("log", log, RequestLog, "a RequestLog")
-    block = v.number("block", block, lo=0.0, lo_open=True, hi=1e9)
+    block = BLOCK.check("block", block)
     if block > log.span:
         v.fail("block", block, f"must be at most the log's span, {log.span:.6g} s ({log.source})")
     return block

@@ -12,20 +12,18 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from ..engine import mean_figure, pass_figure
+from ..engine import Column, mean_figure, pass_figure
 from ..fleet import autoscaler as fleet_autoscaler
 
-# SPEC §2 and §6 outputs of a fleet-month, from their column table (the checks are
-# pass rates: ``pass_figure``'s).
-FLEET_UNITS = {c: col.units for c, col in fleet_autoscaler.COLUMNS.items() if col.kind != "pass"}
-# SPEC §4 outputs of a month of buying (the settled columns, then the token flows).
-BUY_UNITS = {
-    "bill": "$", "owned_bill": "$", "rented_bill": "$", "api_bill": "$",
-    "idle_share": "share", "blended_ratio": "", "api_share": "share", "unserved_share": "share",
-    "demand_tokens": "tokens", "owned_capacity_tokens": "tokens", "owned_tokens": "tokens",
-    "owned_idle_tokens": "tokens", "rented_capacity_tokens": "tokens", "rented_tokens": "tokens",
-    "api_tokens": "tokens", "unserved_tokens": "tokens", "demand_error": "",
-}
+
+def column_units(columns: Mapping[str, Column]) -> dict[str, str]:
+    """``{column: units}`` of a model's column table (``mc.engine.Column``), its checks
+    left out (a check's figure is its pass rate, ``pass_figure``)."""
+    return {c: col.units for c, col in columns.items() if col.kind != "pass"}
+
+
+# SPEC §2 and §6 outputs of a fleet-month, from their column table.
+FLEET_UNITS = column_units(fleet_autoscaler.COLUMNS)
 
 
 def units_of(column: str, units: Mapping[str, str]) -> str:
@@ -34,14 +32,6 @@ def units_of(column: str, units: Mapping[str, str]) -> str:
     if column in units:
         return units[column]
     return "share" if column.endswith("_share") else ""
-
-# SPEC §5's arithmetic of one card: exact numbers, no interval.
-CARD_UNITS = {
-    "kv_bytes_per_token": "bytes", "weight_bytes": "bytes", "usable_bytes": "bytes", "seats": "requests",
-    "batch": "requests", "step_s": "s", "per_user_tok_s": "tok/s", "aggregate_tok_s": "tok/s", "ttft_s": "s",
-    "tokens_per_dollar": "tokens/$",
-}
-
 
 def of_values(values: Mapping, units: Mapping[str, str]) -> dict[str, dict]:
     """Exact figures (arithmetic, not a sample): ``{"value", "units"}`` for each of
@@ -72,4 +62,4 @@ def of_rows(rows, units: Mapping[str, str]) -> dict[str, dict]:
     return {**out, **passes}
 
 
-__all__ = ["FLEET_UNITS", "BUY_UNITS", "CARD_UNITS", "units_of", "of_values", "of_summary", "of_rows"]
+__all__ = ["FLEET_UNITS", "column_units", "units_of", "of_values", "of_summary", "of_rows"]

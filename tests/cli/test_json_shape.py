@@ -6,6 +6,8 @@ import math
 
 import pytest
 
+import mc.serving.arithmetic
+
 from mc.cli import main
 from mc.engine import Z95, mean_figure, pass_figure
 from mc.studies import figures
@@ -106,7 +108,7 @@ def test_card_json_has_exact_figures_with_units_and_provenance(capsys):
     assert main(["card", "--model", "llama-3-8b", "--gpu", "h100", "--batch", "8", "--price-hour", "3",
                  "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert set(out["figures"]) == set(figures.CARD_UNITS)
+    assert set(out["figures"]) == set(figures.column_units(mc.serving.arithmetic.OUTPUTS))
     for name, f in out["figures"].items():
         check_figure(name, f)
         assert f["value"] == out[name]

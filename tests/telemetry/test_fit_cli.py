@@ -38,7 +38,7 @@ def test_fit_json(rows, capsys):
         assert set(x) <= {"value", "lo", "hi", "units"} and "units" in x
         assert ("lo" in x) == ("hi" in x) and ("lo" not in x or x["lo"] <= x["hi"])
     assert doc["figures"]["dips.mean_hours"]["units"] == "h"
-    assert doc["figures"]["lottery.lemon_rate"]["units"] == "share"
+    assert doc["figures"]["lottery.lemon_rate"]["units"] == "share of cards"  # the field's declared unit
     assert doc["rated"] == {"flagship": 7000.0} and doc["seen"]["smallest"] and doc["warnings"] == []
     assert doc["out"] is None
 
