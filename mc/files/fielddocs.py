@@ -139,10 +139,10 @@ POOL_ENTRY = {
     "rated_from": ("", "slo: rate the card at its latency SLO"),
     "slo_ttft": ("s", "SLO on the TTFT percentile"),
     "percentile": ("percent", "which TTFT percentile the SLO bounds"),
-    "share": ("share of replications", "how often the SLO must hold"),
+    "share": ("share of replications", "probability over replications with which the SLO must hold"),
     "replications": ("", "independent replications per rate"),
     "seed": ("", "seed of the replications"),
-    "rel_tol": ("", "the rate search's relative tolerance"),
+    "rel_tol": ("", "the SLO search's rate grid: largest step ratio less one"),
     "columns": ("", "the log's time, prompt and answer columns"),
     **_QUEUE,
 }

@@ -145,7 +145,8 @@ def quantile(c: np.ndarray, p: float) -> tuple[float, float, float]:
 
 
 def search(quantiles: Callable[[float], np.ndarray], bound: float, *, start: float, share: float = 0.9,
-           rel_tol: float = 0.05, what: str = "the percentile", unit: str = "", field: str = "slo_ttft",
+           rel_tol: float = 0.05, what: str = "the percentile", unit: str = "", of: str = "",
+           field: str = "slo_ttft",
            log: Callable[[str], None] | None = None) -> Crossing:
     """The highest rate at which ``quantiles(rate)`` (K,) is at most ``bound`` with
     probability ``share`` over replications (the module's docstring says how).
@@ -153,7 +154,8 @@ def search(quantiles: Callable[[float], np.ndarray], bound: float, *, start: flo
     ``quantiles(rate)``: each replication's percentile at ``rate`` (s), the same
     draws at every rate; ``start``: where the grid is anchored (a capacity rate);
     ``rel_tol``: the grid's largest step ratio less one; ``what``: how messages
-    name the percentile (``"p95 TTFT"``) and ``unit`` the rate (``"req/s"``);
+    name the percentile (``"p95 TTFT"``), ``of`` its unit (``"s"``) and ``unit``
+    the rate's (``"req/s"``);
     ``field``: the field errors name; ``log``: a function of one line, told each
     rate tried.
 
@@ -162,7 +164,7 @@ def search(quantiles: Callable[[float], np.ndarray], bound: float, *, start: flo
         rate down to ``start / 2^16`` meets it with probability ``share``.
     """
     G = steps_per_doubling(rel_tol)
-    tail = f" {unit}" if unit else ""
+    tail, sec = (f" {unit}" if unit else ""), (f" {of}" if of else "")
     x0, h = math.log(start), math.log(2.0) / G
     z: dict[int, np.ndarray] = {}
 
@@ -174,8 +176,8 @@ def search(quantiles: Callable[[float], np.ndarray], bound: float, *, start: flo
                 raise ValueError(f"quantiles({rate:.4g}) must give one value a replication, not shape {q.shape}")
             z[k] = np.log(np.maximum(q, 1e-300) / bound)
             if log is not None:
-                log(f"rate {rate:.4g}{tail}: {what} <= {bound:g} in {passing(z[k]).mean():.0%} of "
-                    f"replications (smoothed; median {np.median(q):.4g})")
+                log(f"rate {rate:.4g}{tail}: {what} <= {bound:g}{sec} in {passing(z[k]).mean():.0%} of "
+                    f"replications (smoothed; median {np.median(q):.4g}{sec})")
         return passing(z[k])
 
     low = high = 0
@@ -183,7 +185,7 @@ def search(quantiles: Callable[[float], np.ndarray], bound: float, *, start: flo
         low -= G
     if at(low).mean() < share:
         q = float(np.median(np.exp(z[low]) * bound))
-        v.fail(field, bound, f"no rate meets it: {what} is {q:.4g} (median) at the lowest rate tried, "
+        v.fail(field, bound, f"no rate meets it: {what} is {q:.4g}{sec} (median) at the lowest rate tried, "
                              f"{math.exp(x0 + low * h):.4g}{tail}")
     while not np.all(at(high) == 0.0) and high < MAX_DOUBLINGS * G:
         high += G

@@ -101,7 +101,7 @@ def slo_rate(s: Serving, slo_ttft: float, *, percentile: float = 95.0, share: fl
         return run(rate).samples["ttft_q"].to_numpy(np.float64)
 
     got = search(quantiles, slo_ttft, start=s.capacity_rate(), share=share, rel_tol=rel_tol,
-                 what=f"p{percentile:g} TTFT", unit="req/s", field="slo_ttft", log=log)
+                 what=f"p{percentile:g} TTFT", of="s", unit="req/s", field="slo_ttft", log=log)
     best = run(got.rate)
     return SLORating(rate=best.rate, tok_s=best.median("throughput"), slo_ttft=slo_ttft, percentile=percentile,
                      share=share, result=best, tried=got.tried, rate_lo=got.lo, rate_hi=got.hi,
