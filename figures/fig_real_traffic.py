@@ -84,7 +84,7 @@ handles, labels = axes[0].get_legend_handles_labels()
 slo_key = Line2D([], [], color="0.4", lw=0.8, ls=":")
 fig.legend(handles + [slo_key],
            labels + [f"SLO: p{cfg['slo']['percentile']:g} TTFT ≤ {cfg['slo_ttft']:g} s "
-                     f"in ≥ {cfg['slo']['share']:.0%} of replications"],
+                     f"with probability {cfg['slo']['share']:.0%} over replications"],
            loc="outside lower center", ncols=3, fontsize="x-small", title_fontsize="x-small",
            title="traffic: every kind has the prompt and answer lengths of the Azure LLM inference trace 2023\n"
                  f"(CC-BY 4.0; conversation, {cfg['log']['rows']:,} requests in 1 h), so only arrival timing differs")
