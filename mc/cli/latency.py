@@ -156,11 +156,11 @@ def run(args) -> int:
     if args.json:
         print_json(out)
     else:
-        what = "the replay" if s.replay else f"{got.share:.0%} of replications"
+        what = "in the replay" if s.replay else f"with probability {got.share:.0%} over replications"
         print("\n".join([_head(s)] + _traffic_lines(s, res.rate)))
         met = "" if s.replay else (f" (95% interval {got.rate_lo:.4g}..{got.rate_hi:.4g}; met in {m['rate']:.0%} "
                                    "of replications there)")
-        print(f"SLO p{got.percentile:g} TTFT <= {got.slo_ttft:g} s in {what}: {got.rate:.4g} requests/s, "
+        print(f"SLO p{got.percentile:g} TTFT <= {got.slo_ttft:g} s {what}: {got.rate:.4g} requests/s, "
               f"offered load {got.load:.3g}{met}; SLO-rated {got.tok_s:,.0f} tok/s")
         print("\n".join(_table(res)))
         if price is not None:
