@@ -163,6 +163,12 @@ def search(quantiles: Callable[[float], np.ndarray], bound: float, *, start: flo
         ParamError: ``field`` is met at every rate up to ``start · 2^16``, or no
         rate down to ``start / 2^16`` meets it with probability ``share``.
     """
+    if not callable(quantiles):
+        raise TypeError(f"quantiles must be a function of one rate, not {type(quantiles).__name__}")
+    bound = v.number(field, bound, lo=0.0, lo_open=True, hi=1e30)
+    start = v.number("start", start, lo=0.0, lo_open=True, hi=1e30)
+    share = v.number("share", share, lo=0.0, hi=1.0, lo_open=True)
+    rel_tol = v.number("rel_tol", rel_tol, lo=1e-3, hi=1.0)
     G = steps_per_doubling(rel_tol)
     tail, sec = (f" {unit}" if unit else ""), (f" {of}" if of else "")
     x0, h = math.log(start), math.log(2.0) / G

@@ -133,3 +133,11 @@ def test_the_grid_is_the_fewest_steps_a_doubling_within_the_tolerance():
     for tol in (0.01, 0.02, 0.05, 0.1, 1.0):
         g = R.steps_per_doubling(tol)
         assert 2 ** (1 / g) - 1 <= tol + 1e-12 and (g == 1 or 2 ** (1 / (g - 1)) - 1 > tol)
+
+
+@pytest.mark.parametrize("kw, match", [(dict(start=0.0), "start=0.0"), (dict(share=0.0), "share=0.0"),
+                                       (dict(rel_tol=1e-4), "rel_tol=0.0001"), (dict(bound=-1.0), "slo_ttft=-1.0")])
+def test_bad_search_fields_are_refused(kw, match):
+    args = {"bound": SLO, "start": 10.0, **kw}
+    with pytest.raises(ParamError, match=match):
+        R.search(lambda r: paths(r, CROSS), args.pop("bound"), **args)
