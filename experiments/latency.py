@@ -6,8 +6,8 @@ caps and the continuous batcher at two size caps, over a grid of arrival rates:
 the median over replications of each replication's p95 TTFT, with a 95%
 distribution-free interval for that median, and the p5..p95 band.
 
-Part 2: the SLO-rated tok/s (highest rate whose p95 TTFT <= 0.5 s, or 2 s, in >= 90%
-of replications; its median throughput) of H100, H200 and B200 for an 8B model (bf16)
+Part 2: the SLO-rated tok/s (highest rate whose p95 TTFT <= 0.5 s, or 2 s, with
+probability 90% over replications, ``mc.serving.slo``; its median throughput) of H100, H200 and B200 for an 8B model (bf16)
 and a 70B model (8-bit weights, so it fits one H100), under the continuous batcher,
 and tokens per dollar at assumed rental prices (PRICES; tokens per dollar scales
 as 1 / price, so rescale to yours).

@@ -15,6 +15,13 @@ import _data
 import style
 from mc.units import HOURS
 
+
+def two_figures(v: float) -> float:
+    """``v`` to two significant figures: a rating known to a few percent at best (its
+    95% interval spans a factor of five for gamma CV 4) gives a card count no finer."""
+    return float(f"{v:.2g}")
+
+
 OUT = _data.RESULTS / "real_traffic"
 if not (OUT / "slo.parquet").exists():
     sys.path.insert(0, str(_data.ROOT / "experiments"))
@@ -68,8 +75,8 @@ bx.bar(x, y, 0.65, color=[colour[t] for t in traffics],
        yerr=np.vstack([y - s["tok_s_p5"], s["tok_s_p95"] - y]), capsize=2, error_kw={"lw": 0.7})
 for xi, (traffic, r) in zip(x, s.iterrows()):
     text = "none meets\nthe SLO" if not r["tok_s"] > 0 else \
-        f"{r['cards']:,.0f} cards\n\\${r['usd_month'] / 1e3:,.0f}k/mo" if r["usd_month"] < 1e6 else \
-        f"{r['cards']:,.0f} cards\n\\${r['usd_month'] / 1e6:,.2f}M/mo"
+        f"{r['cards']:,.0f} cards\n\\${r['usd_month'] / 1e3:,.0f}k/mo" if r["cards"] < 100 else \
+        f"≈{two_figures(r['cards']):,.0f} cards\n≈\\${two_figures(r['usd_month']) / 1e6:,.1f}M/mo"
     bx.text(xi, max(r["tok_s_p95"], r["tok_s"]) + 0.02 * y.max(), text, ha="center", va="bottom",
             fontsize="x-small", color="0.15")
 bx.set_ylim(0, y.max() * 1.32)
@@ -84,7 +91,7 @@ handles, labels = axes[0].get_legend_handles_labels()
 slo_key = Line2D([], [], color="0.4", lw=0.8, ls=":")
 fig.legend(handles + [slo_key],
            labels + [f"SLO: p{cfg['slo']['percentile']:g} TTFT ≤ {cfg['slo_ttft']:g} s "
-                     f"in ≥ {cfg['slo']['share']:.0%} of replications"],
+                     f"with probability {cfg['slo']['share']:.0%} over replications"],
            loc="outside lower center", ncols=3, fontsize="x-small", title_fontsize="x-small",
            title="traffic: every kind has the prompt and answer lengths of the Azure LLM inference trace 2023\n"
                  f"(CC-BY 4.0; conversation, {cfg['log']['rows']:,} requests in 1 h), so only arrival timing differs")

@@ -22,7 +22,7 @@ SLO_SEARCH = dict(percentile=95.0, share=0.9, replications=24, rel_tol=0.05)
 
 def slo_rated(c, slo_ttft: float) -> dict:
     """The card's SLO-rated figure: the highest Poisson rate at which p95 TTFT is at
-    most ``slo_ttft`` in 90% of replications, under a continuous batcher of the
+    most ``slo_ttft`` with probability 90% over replications (``mc.serving.slo``), under a continuous batcher of the
     card's batch serving its own requests; ``{"met": False, "reason"}`` when no rate
     meets it."""
     s = latency.Serving(c.model, c.gpu, max_batch=c.batch, prompt_mean=max(c.prompt, 1),
@@ -72,7 +72,7 @@ def run(args) -> int:
 
 def _slo_line(c, r: dict) -> str:
     q = r["queue"]
-    assumed = (f"p{r['percentile']:g} TTFT <= {r['slo_ttft']:g} s in {r['share']:.0%} of replications; Poisson "
+    assumed = (f"p{r['percentile']:g} TTFT <= {r['slo_ttft']:g} s with probability {r['share']:.0%}; Poisson "
                f"arrivals, continuous batcher of {q['max_batch']}, {q['prompt']:,}-token prompts, {q['answer']:,}-token "
                "answers")
     if not r["met"]:

@@ -148,7 +148,9 @@ def run(args) -> int:
     res = got.result
     m = res.summary["pass"]["slo"]
     found = {"slo_ttft": got.slo_ttft, "percentile": got.percentile, "share": got.share,
-             "rate": engine.figure(got.rate, units="req/s"), "load": engine.figure(got.load, units=""),
+             "rate": engine.figure(got.rate, None if s.replay else got.rate_lo, None if s.replay else got.rate_hi,
+                                   "req/s"),
+             "load": engine.figure(got.load, units=""),
              "share_meeting": engine.figure(m["rate"], m["lo"], m["hi"], "share"),
              "slo_rated_tok_s": engine.figure(got.tok_s, units="tok/s"), "tried": got.tried}
     if price is not None:
@@ -158,10 +160,11 @@ def run(args) -> int:
     if args.json:
         print_json(out)
     else:
-        what = "the replay" if s.replay else f"at least {got.share:.0%} of replications"
+        what = "in the replay" if s.replay else f"with probability {got.share:.0%} over replications"
         print("\n".join([_head(s)] + _traffic_lines(s, res.rate)))
-        met = "" if s.replay else f" (met in {m['rate']:.0%}, 95% interval {m['lo']:.0%}..{m['hi']:.0%})"
-        print(f"SLO p{got.percentile:g} TTFT <= {got.slo_ttft:g} s in {what}: {got.rate:.4g} requests/s, "
+        met = "" if s.replay else (f" (95% interval {got.rate_lo:.4g}..{got.rate_hi:.4g}; met in {m['rate']:.0%} "
+                                   "of replications there)")
+        print(f"SLO p{got.percentile:g} TTFT <= {got.slo_ttft:g} s {what}: {got.rate:.4g} requests/s, "
               f"offered load {got.load:.3g}{met}; SLO-rated {got.tok_s:,.0f} tok/s")
         print("\n".join(_table(res)))
         if price is not None:
@@ -218,9 +221,9 @@ def register(sub) -> None:
                    "highest compression)")
     p.add_argument("--percentile", type=float, default=95.0, help="the SLO's percentile of TTFT (default 95)")
     p.add_argument("--share", type=float, default=0.9,
-                   help="share of replications that must meet the SLO (default 0.9)")
-    p.add_argument("--rel-tol", type=float, default=0.01, help="bisection stops when hi/lo <= 1 + this "
-                   "(default 0.01)")
+                   help="probability over replications with which the SLO must hold (default 0.9)")
+    p.add_argument("--rel-tol", type=float, default=0.05, help="the rate grid's step: rates tried differ by at "
+                   "most a factor 1 + this; the rate found is interpolated between them (default 0.05)")
     for what in ("prompt", "answer"):
         mean, cv, cap = (getattr(d, f"{what}_{f}") for f in ("mean", "cv", "max"))
         p.add_argument(f"--{what}-mean", type=float, default=mean, help=f"mean {what} tokens (default {mean:g})")

@@ -135,7 +135,7 @@ def _slo_tok_s(queue: latency.Serving, search: tuple, pool: tuple | None = None)
 def slo_card(entry: Mapping[str, Any], count: int | None = None) -> CardClass:
     """A card class whose rated rate is its SLO-rated tok/s (SPEC §7): the median
     throughput at the highest arrival rate whose ``percentile`` TTFT is at most
-    ``slo_ttft`` in at least ``share`` of ``replications``.
+    ``slo_ttft`` with probability ``share`` over ``replications`` (``mc.serving.slo``).
 
     ``entry``: ``rated_from = "slo"``, ``price_month`` ($ per card-month) or
     ``price_hour`` ($ per card-hour), ``model``,

@@ -5,7 +5,8 @@ time (gap ``j`` precedes arrival ``j``) that the queue scales by ``gap_scale`` a
 sums in double-float (``arrivals``), and (N,) prompt and answer tokens.
 
 - ``poisson``: unit-mean exponential gaps; raw time is seconds at rate 1.
-- ``gamma``: unit-mean Gamma gaps of shape ``1/cv²`` (``cv = 1`` is Poisson in law).
+- ``gamma``: unit-mean Gamma gaps of shape ``1/cv²`` (``cv = 1`` is Poisson in law),
+  ``mc.kernels.random.gamma`` of ``fold_in(key, GAMMA_STREAM)`` over the shape.
 - ``log``, bootstrap: raw time is log time. Block ``k`` starts at raw time
   ``float32(k)·block`` (a float32 product) and holds the log's requests arriving in
   ``[o_k, o_k + block)``, shifted by ``k·block − o_k``; ``o_k`` is
@@ -27,7 +28,7 @@ import jax.numpy as jnp
 
 from .._pytree import pytree_dataclass
 from ..kernels import clock
-from ..kernels.random import exponential, normal, uniforms
+from ..kernels.random import exponential, gamma, normal, uniforms
 from .queue import Params
 
 GAMMA_STREAM, BLOCK_STREAM = 1, 2  # fold_in(key, ·) streams beside the key's own uniforms
@@ -100,8 +101,7 @@ def draw(key: jax.Array, p: Params) -> Draws:
             raw, row = _bootstrap(key, p, N)
             gap = _gaps(raw, raw[0][0] + raw[1][0])
     elif p.arrivals == "gamma":
-        g = jax.random.gamma(jax.random.fold_in(key, GAMMA_STREAM), p.gamma_shape, (N,), jnp.float32)
-        gap = g / p.gamma_shape
+        gap = gamma(jax.random.fold_in(key, GAMMA_STREAM), p.gamma_shape, N) / p.gamma_shape
     else:
         gap = exponential(u[0])
     if p.lengths == "log":

@@ -29,6 +29,7 @@ import pandas as pd
 from .. import _validate as v
 from .. import engine
 from .._pytree import pytree_dataclass
+from ..engine import Column
 from ..kernels.random import uniforms
 from .arrivals import arrivals, draw
 from .latency import COLUMNS, LatencyResult, Params, Serving, check_replications, request_figures
@@ -40,7 +41,9 @@ ROUTE_STREAM, SPEED_STREAM = 3, 4
 MAX_CARDS = 4096
 MAX_CELLS = 2**28  # cards x requests per replication: 1 GiB of routing lists
 TIMES = ("step_base", "step_kv", "prefill_token")  # divided by a card's speed
-POOL_COLUMNS = COLUMNS[:-1] + ("slow_tail_share", "slowest_speed", "pass_slo")
+POOL_TABLE = {**{k: c for k, c in COLUMNS.items() if k != "pass_slo"}, "slow_tail_share": Column("float", "share"),
+              "slowest_speed": Column("float", "×"), "pass_slo": COLUMNS["pass_slo"]}
+POOL_COLUMNS = tuple(POOL_TABLE)
 
 
 @pytree_dataclass(static=("router", "cards", "lottery"))
@@ -181,7 +184,8 @@ class PoolResult(LatencyResult):
         out["load"] = engine.figure(self.rate / self.pool.capacity_rate(), units="")
         m, lo, hi = self.median_interval("slow_tail_share")
         one = self.replications < 2
-        out["slow_tail_share"] = engine.figure(m, None if one else lo, None if one else hi, "share")
+        out["slow_tail_share"] = engine.figure(m, None if one else lo, None if one else hi,
+                                               POOL_TABLE["slow_tail_share"].units)
         return out
 
     def bands(self) -> dict:

@@ -1,16 +1,20 @@
 """The SLO rate (SPEC §7, §7.1): the highest arrival rate whose TTFT percentile meets
-a service level, by bisection over the same draws at every rate.
+a service level with a target probability over replications.
 
 The draws of a replication do not depend on the rate: Poisson and gamma gaps are
 drawn at rate 1 and scaled by ``1/rate``; a log's blocks are drawn in log time
-and compressed by ``rate / log_rate``. So the search is monotone in the rate (for
-a log, in the compression factor).
+and compressed by ``rate / log_rate``. A replication's percentile is monotone in
+the rate in law but not path by path, so the rate is found by
+``mc.serving.search`` (a fixed grid of rates, each replication's own crossing,
+a smooth quantile of the crossings), never by counting passing replications.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+import numpy as np
 
 from .. import _validate as v
 from .._fields import Field
@@ -18,6 +22,7 @@ from .latency import REPLICATIONS, LatencyResult, check_replications, simulate
 from .queue import PERCENTILE, SLO_TTFT, Serving
 from .routed import RoutedPool
 from .routed import simulate as simulate_pool
+from .search import search
 
 
 @dataclass
@@ -25,8 +30,11 @@ class SLORating:
     """The highest rate meeting an SLO and what the card does there.
 
     ``rate``: requests/s; ``tok_s``: the median throughput at that rate (the card's
-    SLO-rated tok/s); ``result``: the run at ``rate``; ``tried``: every rate tried
-    with the share of replications meeting the SLO and the median percentile.
+    SLO-rated tok/s); ``result``: the run at ``rate``; ``tried``: every rate tried,
+    ascending, with the smoothed share of replications meeting the SLO and the
+    median percentile (``mc.serving.search.Crossing``); ``rate_lo``, ``rate_hi``:
+    the rate's 95% interval over replications; ``crossings``: (K,) each
+    replication's own crossing rate, requests/s.
     """
 
     rate: float
@@ -36,6 +44,9 @@ class SLORating:
     share: float
     result: LatencyResult
     tried: list[dict]
+    rate_lo: float = math.nan
+    rate_hi: float = math.nan
+    crossings: np.ndarray = field(default=None, repr=False)
 
     @property
     def load(self) -> float:
@@ -51,10 +62,11 @@ class SLORating:
 SEARCH = {
     "slo_ttft": SLO_TTFT,
     "percentile": PERCENTILE,
-    "share": Field(0.9, lo=0.0, hi=1.0, lo_open=True, unit="share of replications", doc="how often the SLO must hold"),
+    "share": Field(0.9, lo=0.0, hi=1.0, lo_open=True, unit="share of replications",
+                   doc="the probability over replications with which the SLO must hold"),
     "replications": REPLICATIONS,
     "seed": Field(0, lo=0, kind="integer", doc="seed of the replications"),
-    "rel_tol": Field(0.01, lo=1e-6, hi=1.0, unit="ratio", doc="the rate search's relative tolerance"),
+    "rel_tol": Field(0.05, lo=1e-3, hi=1.0, unit="ratio", doc="the SLO search's rate grid: largest step ratio less one"),
 }
 
 
@@ -63,23 +75,23 @@ def check_slo(slo_ttft: float, percentile: float = SEARCH["percentile"].default,
               rel_tol: float = SEARCH["rel_tol"].default) -> tuple[float, float, float, float]:
     """The SLO search's fields, validated against ``SEARCH`` (one-line ``ParamError``s):
     ``slo_ttft`` s in (0, 1e6], ``percentile`` in (0, 100), ``share`` in (0, 1],
-    ``rel_tol`` in [1e-6, 1]."""
+    ``rel_tol`` (the rate grid's step) in [0.001, 1]."""
     return tuple(SEARCH[f].check(f, x) for f, x in (("slo_ttft", slo_ttft), ("percentile", percentile),
                                                       ("share", share), ("rel_tol", rel_tol)))
 
 
 def slo_rate(s: Serving | RoutedPool, slo_ttft: float, *, percentile: float = 95.0, share: float = 0.9,
-             replications: int | None = None, seed: int = 0, rel_tol: float = 0.01, chunk: int | None = None,
+             replications: int | None = None, seed: int = 0, rel_tol: float = 0.05, chunk: int | None = None,
              progress: bool | None = False, log=None) -> SLORating:
     """The highest arrival rate at which percentile ``percentile`` of TTFT is at most
-    ``slo_ttft`` in at least ``share`` of replications (SPEC §7), by bisection in
-    log-rate to ``rel_tol``. Every rate uses the same draws (the same seed), so
-    only the gaps' scale changes: for a log, the compression factor ``rate /
-    log_rate``. ``replications``: 100 (a replay: one). A ``RoutedPool`` (SPEC §9)
-    is searched the same way at the pool's rate; ``tok_s`` is then the pool's.
-
-    The search starts at ``Serving.capacity_rate``, doubles while the SLO holds and
-    halves (at most 16 times) until it does.
+    ``slo_ttft`` with probability ``share`` over replications (SPEC §7), by
+    ``mc.serving.search.search`` on the grid ``capacity_rate · 2^(k/G)`` (steps of at
+    most ``1 + rel_tol``): each replication's own crossing rate, their ``1 − share``
+    quantile (Harrell–Davis) with its 95% interval. Every rate uses the same draws
+    (the same seed), so only the gaps' scale changes: for a log, the compression
+    factor ``rate / log_rate``. ``replications``: 100 (a replay: one). The
+    figures (``tok_s``, ``result``) are a run at the rate found. A ``RoutedPool``
+    (SPEC §9) is searched the same way at the pool's rate; ``tok_s`` is then the pool's.
 
     Raises:
         ParamError: bad SLO fields, or an SLO no rate tried meets (the message gives
@@ -87,67 +99,32 @@ def slo_rate(s: Serving | RoutedPool, slo_ttft: float, *, percentile: float = 95
         KeyboardInterrupt: a run was stopped by Ctrl-C (the search does not go on
         with a partial run).
     """
-    target = s
+    target, simulate_at = s, simulate
     if isinstance(s, RoutedPool):
-        s, run = s.serving, (lambda _, *a, **k: simulate_pool(target, *a, **k))
-    else:
-        run = simulate
+        s, simulate_at = s.serving, (lambda _, *a, **k: simulate_pool(target, *a, **k))
     v.instance("s", s, Serving, "a Serving")
     slo_ttft, percentile, share, rel_tol = check_slo(slo_ttft, percentile, share, rel_tol)
     replications = check_replications(s, replications, default=100)
     progress = v.progress("progress", progress)
     if log is not None and not callable(log):
         raise TypeError(f"log must be a function of one str (e.g. print) or None, not {type(log).__name__}")
-    tried: list[dict] = []
-    runs: dict[float, LatencyResult] = {}
 
-    def meets(rate: float) -> bool:
-        r = run(s, rate, replications, seed=seed, percentile=percentile, slo_ttft=slo_ttft,
+    def run(rate: float) -> LatencyResult:
+        r = simulate_at(s, rate, replications, seed=seed, percentile=percentile, slo_ttft=slo_ttft,
                      chunk=chunk, progress=progress)
         if r.summary.get("partial") or r.summary.get("interrupted"):  # Ctrl-C: stop the search, not just the run
             raise KeyboardInterrupt
-        runs[rate] = r
-        got = r.summary["pass"]["slo"]["rate"]
-        row = {"rate": r.rate, "share": got, "ttft_q": r.median("ttft_q"), "meets": got >= share}
-        tried.append(row)
-        if log is not None:
-            log(f"rate {rate:.4g} req/s: p{percentile:g} TTFT <= {slo_ttft:g} s in {got:.0%} of replications "
-                f"(median {row['ttft_q']:.4g} s)")
-        return row["meets"]
+        return r
 
-    start = target.capacity_rate()
-    lo = hi = None
-    if meets(start):
-        lo = start
-        for _ in range(16):
-            r = lo * 2
-            if not meets(r):
-                hi = r
-                break
-            lo = r
-        else:
-            v.fail("slo_ttft", slo_ttft, f"is met at every rate tried, up to {lo:.4g} req/s")
-    else:
-        hi = start
-        for _ in range(16):
-            r = hi / 2
-            if meets(r):
-                lo = r
-                break
-            hi = r
-        else:
-            low = tried[-1]
-            v.fail("slo_ttft", slo_ttft, f"no rate meets it: p{percentile:g} TTFT is {low['ttft_q']:.4g} s "
-                   f"(median) at the lowest rate tried, {low['rate']:.4g} req/s")
-    while hi / lo > 1 + rel_tol:
-        mid = math.sqrt(lo * hi)
-        if meets(mid):
-            lo = mid
-        else:
-            hi = mid
-    best = runs[lo]
+    def quantiles(rate: float) -> np.ndarray:
+        return run(rate).samples["ttft_q"].to_numpy(np.float64)
+
+    got = search(quantiles, slo_ttft, start=target.capacity_rate(), share=share, rel_tol=rel_tol,
+                 what=f"p{percentile:g} TTFT", of="s", unit="req/s", field="slo_ttft", log=log)
+    best = run(got.rate)
     return SLORating(rate=best.rate, tok_s=best.median("throughput"), slo_ttft=slo_ttft, percentile=percentile,
-                     share=share, result=best, tried=tried)
+                     share=share, result=best, tried=got.tried, rate_lo=got.lo, rate_hi=got.hi,
+                     crossings=got.crossings)
 
 
 __all__ = ["SLORating", "check_slo", "slo_rate"]

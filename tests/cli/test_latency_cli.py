@@ -39,7 +39,10 @@ def test_slo_json(capsys):
                  "--rel-tol", "0.1", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     slo = out["slo"]
-    assert slo["share_meeting"]["value"] >= 0.75 and slo["rate"]["value"] == out["traffic"]["rate"]
+    # the rate is the replications' crossings' quantile with its interval; the share meeting the SLO
+    # at it is a raw count, near 75% but not held to it
+    assert slo["rate"]["lo"] <= slo["rate"]["value"] <= slo["rate"]["hi"]
+    assert 0 <= slo["share_meeting"]["value"] <= 1 and slo["rate"]["value"] == out["traffic"]["rate"]
     assert slo["slo_rated_tok_s"]["value"] == out["figures"]["throughput"]["value"]
     assert slo["load"]["value"] == pytest.approx(out["traffic"]["load"])
     assert any(not t["meets"] for t in slo["tried"])
