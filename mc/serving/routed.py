@@ -16,7 +16,6 @@ the tail is the measured requests whose TTFT is at least the pool's p95.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any, Callable
