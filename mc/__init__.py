@@ -34,6 +34,8 @@ from .fleet import Lottery as Lottery
 from .fleet import Pool as Pool
 from .fleet import Result as Result
 from .fleet import Scenario as Scenario
+from .fleet import Swing as Swing
+from .fleet import Wander as Wander
 from .fleet import Window as Window
 from .fleet import draw as draw
 from .fleet import fleet_month as fleet_month
@@ -54,6 +56,6 @@ procurement_presets = buy.presets
 
 __all__ = ["buy", "engine", "files", "fleet", "kernels", "serving", "studies", "ParamError", "__version__",
            "Procurement", "mix", "Autoscaler", "BARGAIN", "FLAGSHIP", "OUTPUTS", "CardClass", "Checks", "Demand", "Dips",
-           "Eviction", "Lottery", "Pool", "Result", "Scenario", "Window", "draw", "fleet_month", "outcome",
+           "Eviction", "Lottery", "Pool", "Result", "Scenario", "Swing", "Wander", "Window", "draw", "fleet_month", "outcome",
            "presets", "simulate", "load_scenario", "Serving", "catalogue", "simulate_latency", "slo_rate", "numpy_month", "procurement",
            "procurement_presets"]

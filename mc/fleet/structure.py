@@ -1,0 +1,191 @@
+"""Wander and swing in the month (SPEC §1.4.1): their draws, hourly paths, window
+integrals and hourly capacity.
+
+The terms live on a grid of whole clock hours ``h = −G .. 729`` (``G`` window hours
+before the month, ``Scenario.structure``'s first entry; static). Each card's wander
+``u_i(h)`` is a stationary AR(1) path over the grid (``mc.kernels.ar1``), the fleet's
+factor ``1 + c(h)`` is the diurnal cosine at the hour's clock hour plus one shared
+AR(1) path. A card's rate in hour ``h`` is ``r·q·F_i(h)``, ``F_i(h) = (1 + c(h))·(1 +
+u_i(h))``; a window's mean is the integral of ``F_i`` over the window less its dips
+(``window_sum``), and capacity sums the run cards hour by hour (``capacity``).
+
+Every draw comes from ``fold_in(month key, STREAM)``, so the month's other draws
+are today's; with every term zero ``Scenario.structure`` is None and the month
+never calls this module (SPEC: all zero is §1.4 bit for bit).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import _validate as v
+from ..kernels import NORMAL_MAX, ar1, normal, per_hour, scan_sum, tree_sum, uniforms
+from ..units import HOURS
+from .swing import Swing
+from .wander import Wander
+from .window import Window
+
+# The key of a month's structure draws: fold_in(month key, STREAM) (§6's rounds use 6).
+STREAM = 7
+# The longest window whose hours are simulated one by one (about 12 weeks).
+MAX_WINDOW = 2048.0
+
+
+class Static(NamedTuple):
+    """What fixes the structure's shapes and which terms run (static)."""
+
+    grid: int  # G: window hours on the grid, ceil(W)
+    wander: bool  # wander.sd > 0
+    diurnal: bool  # swing.diurnal > 0
+    swing: bool  # swing.sd > 0
+    common: bool  # window.common_hour > 0
+
+
+def static(window: Window, wander: Wander, swing: Swing) -> Static | None:
+    """The structure's static switches, or None when every term is zero (then the
+    month is §1.4's exactly). Refuses a window too long to simulate hour by hour
+    and terms large enough to drive a rate negative."""
+    on = (wander.sd > 0, swing.diurnal > 0, swing.sd > 0, window.common_hour > 0)
+    if not any(on):
+        return None
+    if window.hours > MAX_WINDOW:
+        v.fail("window.hours", window.hours, f"must be at most {MAX_WINDOW:g} h while wander, swing or "
+               "window.common_hour is on (their hours are simulated one by one)")
+    reach = swing.diurnal + NORMAL_MAX * (swing.sd + wander.sd)
+    if reach >= 1.0:
+        v.fail("swing.diurnal", swing.diurnal, f"with swing.sd={swing.sd:g} and wander.sd={wander.sd:g} must keep "
+               f"diurnal + {NORMAL_MAX:.2f}·(swing.sd + wander.sd) below 1 (a rate could go negative; it is "
+               f"{reach:.4g})")
+    return Static(max(1, math.ceil(window.hours)), *on)
+
+
+class Draws(NamedTuple):
+    """The structure's standard normals (None for a term that is off)."""
+
+    wander: jax.Array | None  # (pool, G + 730) float32 each card's path
+    swing: jax.Array | None  # (G + 730,) float32 the shared path
+    common: jax.Array | None  # () float32 the window's shared error g
+
+
+def draw(key: jax.Array, st: Static, pool: int) -> Draws:
+    """From ``fold_in(key, STREAM)``: one block of uniforms per term."""
+    k = jax.random.fold_in(key, STREAM)
+    n = st.grid + HOURS
+    wander = normal(uniforms(jax.random.fold_in(k, 0), (pool, n))) if st.wander else None
+    swing = normal(uniforms(jax.random.fold_in(k, 1), (n,))) if st.swing else None
+    common = normal(uniforms(jax.random.fold_in(k, 2), (1,)))[0] if st.common else None
+    return Draws(wander, swing, common)
+
+
+def rho(hours: jax.Array) -> jax.Array:
+    """``exp(−1 h / hours)``: an AR(1)'s correlation from one hour to the next."""
+    return jnp.exp(-1.0 / hours)
+
+
+def grid_hours(st: Static) -> np.ndarray:
+    """(G + 730,) float32: each grid hour's start ``h = −G .. 729``."""
+    return np.arange(-st.grid, HOURS, dtype=np.float32)
+
+
+def fleet_factor(d: Draws, st: Static, p: Swing) -> jax.Array:
+    """(G + 730,) float32 ``1 + c(h)``: the diurnal cosine at ``clock(h) = (start_hour
+    + h) mod 24`` plus the shared path ``v(h)``."""
+    h = jnp.asarray(grid_hours(st))
+    c = jnp.zeros_like(h)
+    if st.diurnal:
+        clock = jnp.mod(p.start_hour + h, 24.0)
+        c = c - p.diurnal * jnp.cos((2.0 * np.pi / 24.0) * (clock - p.hot_hour))
+    if st.swing:
+        c = c + ar1(d.swing, rho(p.hours), p.sd)
+    return 1.0 + c
+
+
+def wander_path(d: Draws, st: Static, p: Wander) -> jax.Array | None:
+    """(pool, G + 730) float32 ``u_i(h)``, or None when wander is off."""
+    return ar1(d.wander, rho(p.hours), p.sd) if st.wander else None
+
+
+def factor(one_c: jax.Array, u: jax.Array | None) -> jax.Array:
+    """(pool, G + 730) or (G + 730,) float32 ``F_i(h) = (1 + c(h))·(1 + u_i(h))``."""
+    return one_c if u is None else one_c[None, :] * (1.0 + u)
+
+
+def cumulative(f: jax.Array) -> jax.Array:
+    """(..., G + 731) float32 ``∫_{−G}^{h} F``  at each grid hour's start and the
+    month's end (a prefix sum whose bits do not depend on the batch)."""
+    return jnp.concatenate([jnp.zeros(f.shape[:-1] + (1,), f.dtype), scan_sum(f)], axis=-1)
+
+
+def integral_to(f: jax.Array, cum: jax.Array, x: jax.Array, st: Static) -> jax.Array:
+    """``∫_{−G}^{x} F`` for hours ``x`` (pool, ...) of each card, ``F`` constant within
+    each grid hour: the prefix at ``floor(x)`` and the part of its hour.
+
+    Arguments:
+        f, cum: (pool, G + 730) and (pool, G + 731), or unbatched (G + 730,) and
+            (G + 731,) shared by every card. x: (pool,) or (pool, k) float32 h.
+    """
+    pos = jnp.clip(x + st.grid, 0.0, float(st.grid + HOURS))
+    i = jnp.minimum(jnp.floor(pos), float(st.grid + HOURS - 1)).astype(jnp.int32)
+    frac = pos - i.astype(jnp.float32)
+    if f.ndim == 1:
+        return cum[i] + f[i] * frac
+    flat = i.reshape(i.shape[0], -1)
+    take = (jnp.take_along_axis(cum, flat, axis=1).reshape(i.shape),
+            jnp.take_along_axis(f, flat, axis=1).reshape(i.shape))
+    return take[0] + take[1] * frac
+
+
+def window_sum(f: jax.Array, cum: jax.Array, lo: jax.Array, hi: jax.Array, begin: jax.Array, end: jax.Array,
+               depth: jax.Array, st: Static) -> jax.Array:
+    """(pool,) float32 hours: ``∫_lo^hi F_i − Σ_j δ_j ∫_{dip_j ∩ [lo, hi)} F_i``, the
+    window's mean rate times its length over ``r·q`` (SPEC §1.4.1, dips overlap-weighted).
+
+    Arguments:
+        f, cum: the factor and its ``cumulative`` (see ``integral_to``).
+        lo, hi: (pool,) float32 h the window. begin, end, depth: (pool, dips).
+    """
+    a = jnp.maximum(begin, lo[:, None])
+    b = jnp.maximum(jnp.minimum(end, hi[:, None]), a)
+    ends = integral_to(f, cum, jnp.concatenate([lo[:, None], hi[:, None], a, b], axis=1), st)
+    k = begin.shape[1]
+    lost = tree_sum(depth * (ends[:, 2 + k:] - ends[:, 2:2 + k]))
+    return (ends[:, 1] - ends[:, 0]) - lost
+
+
+def score(m: jax.Array, eps: jax.Array, sig: jax.Array, d: Draws, st: Static, p: Window,
+          length: jax.Array) -> jax.Array:
+    """(pool,) float32 tok/s ``max(0, m·(1 + σ·ε)·(1 + common_hour·sqrt(1 h / w)·g))``."""
+    s = m * (1.0 + sig * eps)
+    if st.common:
+        s = s * (1.0 + p.common_hour * jnp.sqrt(1.0 / length) * d.common)
+    return jnp.maximum(0.0, s)
+
+
+def month_losses(begin: jax.Array, end: jax.Array, weight: jax.Array) -> jax.Array:
+    """(pool, 730) float32 tok/s each card's dips lose in each hour of the month:
+    ``Σ_j weight_j·overlap([begin_j, end_j), [h, h + 1))`` (``mc.kernels.per_hour``)."""
+    return jax.vmap(per_hour)(begin, end, weight)
+
+
+def capacity(run: jax.Array, rate: jax.Array, loss: jax.Array, month_f: jax.Array) -> jax.Array:
+    """(730,) float32 tok/s ``C_h = max(0, Σ_run F_i(h)·(rate_i(h) − loss_i(h)))``.
+
+    Arguments:
+        run: (pool, 730) bool. rate, loss: (pool, 730) float32 tok/s before the
+            structure (a card's ``r·q``, its dips' loss). month_f: (pool, 730) or
+            (730,) float32 the factor ``F`` over the month's hours.
+    """
+    month_f = month_f if month_f.ndim == 2 else month_f[None, :]
+    per_card = jnp.where(run, month_f * (rate - loss), 0.0)
+    return jnp.maximum(0.0, tree_sum(per_card.T))
+
+
+def totals(demand: jax.Array, cap: jax.Array) -> jax.Array:
+    """(4,) float32 tok/s·h: ``Σ D``, ``Σ min(D, C)``, ``Σ C``, ``Σ max(0, D − C)``."""
+    return jnp.stack([tree_sum(demand), tree_sum(jnp.minimum(demand, cap)), tree_sum(cap),
+                      tree_sum(jnp.maximum(0.0, demand - cap))])
