@@ -58,8 +58,8 @@ def ar1_path(z, rho, sd):
 
 
 def structure_paths(d, sc, P):
-    """SPEC §1.4.1 on the grid of clock hours ``−G .. 729``: each card's factor
-    ``(1 + c(h))·(1 + u_i(h))``, (P, G + 730), and the grid's first hour ``−G``."""
+    """SPEC §1.4.1 on the grid of clock hours ``−G .. 729``: the fleet's ``1 + c(h)``
+    (G + 730,), each card's wander ``u_i(h)`` (P, G + 730), and the grid's first hour ``−G``."""
     G = sc.structure.grid
     n = G + HOURS
     u = np.zeros((P, n))
@@ -71,7 +71,7 @@ def structure_paths(d, sc, P):
         c[k] = -sc.swing.diurnal * math.cos(2 * math.pi * (clock - sc.swing.hot_hour) / 24.0)
     if d.structure.swing is not None:
         c += ar1_path(d.structure.swing, math.exp(-1.0 / sc.swing.hours), sc.swing.sd)
-    return (1.0 + c)[None, :] * (1.0 + u), -G
+    return 1.0 + c, u, -G
 
 
 def structured_mean(true_i, factor_i, first, card_dips, lo, hi):
@@ -131,7 +131,8 @@ def month(d, sc) -> dict:
     score = np.empty(P)
     structured = getattr(d, "structure", None) is not None
     if structured:
-        factor, first = structure_paths(d, sc, P)
+        one_c, u, first = structure_paths(d, sc, P)
+        factor = one_c[None, :] * (1.0 + u)
         common = 1.0
         if d.structure.common is not None:
             common = 1.0 + sc.window.common_hour * math.sqrt(1.0 / W) * float(d.structure.common)

@@ -95,7 +95,7 @@ def outcome(d: Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Arr
         score = materialise(window.score(window.mean_rate(true_rate, card_dips, sc.window), d.noise, sc.window))
     else:
         f, cum = structured(d, sc)
-        score = materialise(structured_score(true_rate, card_dips, f, cum, d, sc))
+        score = materialise(structured_score(true_rate, card_dips, f, cum, d.noise, d.structure.common, sc))
 
     # Every card has served the window W at the decision (it started at -W).
     evicted = eviction.evict(score / rated, sc.evict_limit, sc.eviction, score=score, rated=rated,
@@ -129,20 +129,31 @@ def structured(d: Draws, sc: Scenario) -> tuple[jax.Array, jax.Array]:
     return f, materialise(structure.cumulative(f))
 
 
-def structured_score(true_rate: jax.Array, card_dips: dips.CardDips, f: jax.Array, cum: jax.Array, d: Draws,
-                     sc: Scenario, lo=None, hi=None, length=None, eps=None) -> jax.Array:
+def structured_score(true_rate: jax.Array, card_dips: dips.CardDips, f: jax.Array, cum: jax.Array,
+                     eps: jax.Array, common: jax.Array | None, sc: Scenario, lo=None, hi=None, length=None,
+                     restart=None) -> jax.Array:
     """(pool,) float32 tok/s: each card's score on its window ``[lo, hi)`` (default
     ``[−W, 0)``) of ``length`` hours, its mean rate taken hour by hour through
-    the structure (SPEC §1.4.1); ``eps`` (pool,) its window errors (default §1's)."""
+    the structure (SPEC §1.4.1), with window errors ``eps`` (pool,) and the window's
+    shared error ``common`` (() or None).
+
+    ``restart``: None, or ``(corr, q, qcum, rows)`` for §6's replacements: a card
+    whose wander path restarted subtracts ``corr`` (pool,) times the window's
+    integral of ``q[rows]`` ((rounds, G + 730): ``(1 + c(h))·ρ^(h − t_j)`` from
+    restart hour ``t_j``), see ``structure.restarted``."""
     W = sc.window.hours
     p = true_rate.shape[0]
     lo = jnp.full(p, -W, jnp.float32) if lo is None else lo
     hi = jnp.zeros(p, jnp.float32) if hi is None else hi
     length = W if length is None else length
     s = structure.window_sum(f, cum, lo, hi, card_dips.begin, card_dips.end, card_dips.depth, sc.structure)
+    if restart is not None:
+        corr, q, qcum, rows = restart
+        s = s - corr * structure.window_sum(q, qcum, lo, hi, card_dips.begin, card_dips.end, card_dips.depth,
+                                            sc.structure, rows=rows)
     m = true_rate * jnp.maximum(0.0, s / length)
-    return structure.score(m, d.noise if eps is None else eps, window.sigma_of(sc.window.sigma_hour, length),
-                           d.structure, sc.structure, sc.window, length)
+    return structure.score(m, eps, window.sigma_of(sc.window.sigma_hour, length), common, sc.structure,
+                           sc.window, length)
 
 
 def structured_tokens(true_rate: jax.Array, run: jax.Array, card_dips: dips.CardDips, f: jax.Array,

@@ -121,19 +121,24 @@ def cumulative(f: jax.Array) -> jax.Array:
     return jnp.concatenate([jnp.zeros(f.shape[:-1] + (1,), f.dtype), scan_sum(f)], axis=-1)
 
 
-def integral_to(f: jax.Array, cum: jax.Array, x: jax.Array, st: Static) -> jax.Array:
+def integral_to(f: jax.Array, cum: jax.Array, x: jax.Array, st: Static, rows: jax.Array | None = None) -> jax.Array:
     """``∫_{−G}^{x} F`` for hours ``x`` (pool, ...) of each card, ``F`` constant within
     each grid hour: the prefix at ``floor(x)`` and the part of its hour.
 
     Arguments:
         f, cum: (pool, G + 730) and (pool, G + 731), or unbatched (G + 730,) and
             (G + 731,) shared by every card. x: (pool,) or (pool, k) float32 h.
+        rows: (pool,) int32, or None: card i reads row ``rows[i]`` of (rows, G + 730)
+            ``f`` (instead of row i).
     """
     pos = jnp.clip(x + st.grid, 0.0, float(st.grid + HOURS))
     i = jnp.minimum(jnp.floor(pos), float(st.grid + HOURS - 1)).astype(jnp.int32)
     frac = pos - i.astype(jnp.float32)
     if f.ndim == 1:
         return cum[i] + f[i] * frac
+    if rows is not None:
+        r = rows.reshape(rows.shape + (1,) * (i.ndim - 1))
+        return cum[r, i] + f[r, i] * frac
     flat = i.reshape(i.shape[0], -1)
     take = (jnp.take_along_axis(cum, flat, axis=1).reshape(i.shape),
             jnp.take_along_axis(f, flat, axis=1).reshape(i.shape))
@@ -141,29 +146,46 @@ def integral_to(f: jax.Array, cum: jax.Array, x: jax.Array, st: Static) -> jax.A
 
 
 def window_sum(f: jax.Array, cum: jax.Array, lo: jax.Array, hi: jax.Array, begin: jax.Array, end: jax.Array,
-               depth: jax.Array, st: Static) -> jax.Array:
+               depth: jax.Array, st: Static, rows: jax.Array | None = None) -> jax.Array:
     """(pool,) float32 hours: ``∫_lo^hi F_i − Σ_j δ_j ∫_{dip_j ∩ [lo, hi)} F_i``, the
     window's mean rate times its length over ``r·q`` (SPEC §1.4.1, dips overlap-weighted).
 
     Arguments:
         f, cum: the factor and its ``cumulative`` (see ``integral_to``).
         lo, hi: (pool,) float32 h the window. begin, end, depth: (pool, dips).
+        rows: see ``integral_to``.
     """
     a = jnp.maximum(begin, lo[:, None])
     b = jnp.maximum(jnp.minimum(end, hi[:, None]), a)
-    ends = integral_to(f, cum, jnp.concatenate([lo[:, None], hi[:, None], a, b], axis=1), st)
+    ends = integral_to(f, cum, jnp.concatenate([lo[:, None], hi[:, None], a, b], axis=1), st, rows)
     k = begin.shape[1]
     lost = tree_sum(depth * (ends[:, 2 + k:] - ends[:, 2:2 + k]))
     return (ends[:, 1] - ends[:, 0]) - lost
 
 
-def score(m: jax.Array, eps: jax.Array, sig: jax.Array, d: Draws, st: Static, p: Window,
+def score(m: jax.Array, eps: jax.Array, sig: jax.Array, common: jax.Array | None, st: Static, p: Window,
           length: jax.Array) -> jax.Array:
-    """(pool,) float32 tok/s ``max(0, m·(1 + σ·ε)·(1 + common_hour·sqrt(1 h / w)·g))``."""
+    """(pool,) float32 tok/s ``max(0, m·(1 + σ·ε)·(1 + common_hour·sqrt(1 h / w)·g))``,
+    ``g`` = ``common`` (the window's shared standard normal)."""
     s = m * (1.0 + sig * eps)
     if st.common:
-        s = s * (1.0 + p.common_hour * jnp.sqrt(1.0 / length) * d.common)
+        s = s * (1.0 + p.common_hour * jnp.sqrt(1.0 / length) * common)
     return jnp.maximum(0.0, s)
+
+
+def restarted(one_c: jax.Array, starts: np.ndarray, st: Static, p: Wander) -> jax.Array:
+    """(rounds, G + 730) float32 ``(1 + c(h))·ρ^(h − t_j)`` for ``h ≥ t_j`` (0 before),
+    one row per round start ``t_j`` (SPEC §6).
+
+    A replacement placed at ``t_j`` starts its own stationary wander path: with the
+    slot's path ``u`` and its normals ``z``, ``u(t_j)`` becomes ``sd·z(t_j)`` and the
+    later hours follow the same innovations, so the new card's path is ``u(h) −
+    ρ^(h − t_j)·(u(t_j) − sd·z(t_j))``: equal in law to a fresh stationary path,
+    independent of the card it replaces, with no new draw."""
+    h = grid_hours(st)[None, :]
+    lag = h - np.asarray(starts, np.float32)[:, None]
+    decay = jnp.where(lag >= 0, jnp.exp(-jnp.maximum(lag, 0.0) / p.hours), 0.0)
+    return one_c[None, :] * decay
 
 
 def month_losses(begin: jax.Array, end: jax.Array, weight: jax.Array) -> jax.Array:

@@ -147,3 +147,52 @@ def test_bad_terms_are_one_line_errors(updates, field):
         mc.presets.get("golden-idler").replace(updates)
     assert str(e.value).startswith(field + "="), str(e.value)
     assert "\n" not in str(e.value)
+
+
+# -- SPEC §6 -------------------------------------------------------------------------
+
+from conftest import autoscaler_draws  # noqa: E402
+from mc.fleet import autoscaler, month  # noqa: E402
+from ref_autoscaler import month as ref_autoscaler_month  # noqa: E402
+
+ROUNDS = {
+    "daily-replace-all-terms": mc.presets.get("lemon-hunter").replace(ON),
+    "twelve-hourly-strikes2-wander": mc.Scenario(
+        pool=mc.Pool.of(("flagship", 10)), window=mc.Window(hours=18.5),
+        eviction=mc.Eviction(policy="floor", floor=0.92, max_share=0.3), runset="steady",
+        demand=mc.Demand(shape="diurnal", level=45_000, amplitude=0.2), lottery=mc.Lottery(lemon_rate=0.2),
+        dips=mc.Dips(rate=5.0), wander=mc.Wander(sd=0.05, hours=40.0),
+        swing=mc.Swing(diurnal=0.02, start_hour=3.0),
+        autoscaler=mc.Autoscaler(period=12, replace=True, strikes=2, boot_hours=2.5)),
+    "daily-no-replace-swing": mc.Scenario(
+        pool=mc.Pool.of(("flagship", 8)), window=mc.Window(hours=24, common_hour=0.1),
+        eviction=mc.Eviction(share=0.125), runset="all", demand=mc.Demand(level=40_000),
+        swing=mc.Swing(diurnal=0.03, sd=0.02), wander=mc.Wander(sd=0.02, hours=200.0),
+        autoscaler=mc.Autoscaler(period=24, strikes=2)),
+}
+EXACT6 = EXACT + ("n_replaced", "lemons_end", "lemons_evicted", "first_eviction_hour")
+
+
+@pytest.mark.parametrize("name", sorted(ROUNDS))
+def test_autoscaler_matches_hourly_reference(name):
+    """§6 with the terms on against the reference's hour-by-hour paths: every
+    round's window sees its card's path (the same path round after round), a
+    replacement's path starts at its placement."""
+    sc = ROUNDS[name]
+    n = 6
+    draws, core = autoscaler_draws(sc, n, seed=5)
+    for i in range(n):
+        ref = ref_autoscaler_month(draws[i], sc)
+        where = f"{name} month {i}"
+        for k, rnd in enumerate(ref["rounds"]):
+            assert set(np.flatnonzero(core["evicted"][i, k])) == rnd["evicted"], f"{where} round {k}: evicted"
+            assert set(np.flatnonzero(core["run"][i, k])) == rnd["run"], f"{where} round {k}: run set"
+        assert_outputs_agree(core, ref, i, where, EXACT6, CLOSE)
+
+
+def test_one_round_is_section_1_with_the_terms_on():
+    sc = mc.presets.get("golden-idler-steady").replace(ON)
+    one = engine.sample(month.fleet_month, sc, 48, seed=9, chunk=16)
+    six = engine.sample(autoscaler.autoscaler_month, sc.replace(autoscaler={}), 48, seed=9, chunk=48)
+    for col in month.OUTPUTS:
+        np.testing.assert_array_equal(six[col], one[col], err_msg=col)
