@@ -39,7 +39,7 @@ MAX_WINDOW = 2048.0
 class Static(NamedTuple):
     """What fixes the structure's shapes and which terms run (static)."""
 
-    grid: int  # G: window hours on the grid, ceil(W)
+    grid: int  # G: window hours on the grid, at least ceil(W) (``grid``)
     wander: bool  # wander.sd > 0
     diurnal: bool  # swing.diurnal > 0
     swing: bool  # swing.sd > 0
@@ -61,7 +61,17 @@ def static(window: Window, wander: Wander, swing: Swing) -> Static | None:
         v.fail("swing.diurnal", swing.diurnal, f"with swing.sd={swing.sd:g} and wander.sd={wander.sd:g} must keep "
                f"diurnal + {NORMAL_MAX:.2f}·(swing.sd + wander.sd) below 1 (a rate could go negative; it is "
                f"{reach:.4g})")
-    return Static(max(1, math.ceil(window.hours)), *on)
+    return Static(grid(window.hours), *on)
+
+
+def grid(hours: float) -> int:
+    """The window's hours on the grid: the least of 1, 2, 3, 4, 6, 8, 12, 16, 24, ...
+    (powers of two and one and a half times them) that holds ``ceil(W)``, so a sweep
+    over windows compiles a few grids, each at most half again the window. The
+    paths start in their stationary law, so where the grid starts changes no law."""
+    n = max(1, math.ceil(hours))
+    two = 1 << (n - 1).bit_length()  # the least power of two ≥ n
+    return 3 * two // 4 if two >= 4 and 3 * two // 4 >= n else two
 
 
 class Draws(NamedTuple):

@@ -196,3 +196,32 @@ def test_one_round_is_section_1_with_the_terms_on():
     six = engine.sample(autoscaler.autoscaler_month, sc.replace(autoscaler={}), 48, seed=9, chunk=48)
     for col in month.OUTPUTS:
         np.testing.assert_array_equal(six[col], one[col], err_msg=col)
+
+
+def test_numpy_month_matches_core_with_the_terms_on():
+    """``mc.numpy_month`` (the bench's baseline) simulates the terms as the core does."""
+    from conftest import batch_draws
+    from mc import fleet
+    from mc.studies import numpy_month
+
+    sc = STRUCTURED["steady-all-terms"]
+    d = batch_draws(sc, 24, seed=7)
+    core = {k: np.asarray(v) for k, v in jax.jit(jax.vmap(lambda x: fleet.outcome(x, sc)))(d).items()}
+    ref = numpy_month.outcome(jax.tree_util.tree_map(np.asarray, d), sc)
+    for k in fleet.OUTPUTS:
+        if k in fleet.month.MONEY + fleet.month.COUNTS or k.startswith("pass_"):
+            assert np.array_equal(core[k], ref[k]), k
+        else:
+            np.testing.assert_allclose(core[k], ref[k], rtol=1e-4, atol=1e-3, err_msg=k)
+    assert numpy_month.months(sc, 8, batch=4)["bill"].shape == (8,)
+
+
+def test_months_do_not_depend_on_the_chunk():
+    """The structure's paths, windows and hourly capacity give a month the same
+    bits in any chunk (§1 and §6 with replacements)."""
+    for fn, sc in ((month.fleet_month, STRUCTURED["floor-fractional-window"]),
+                   (autoscaler.autoscaler_month, ROUNDS["twelve-hourly-strikes2-wander"])):
+        a = engine.sample(fn, sc, 12, seed=2, chunk=3)
+        b = engine.sample(fn, sc, 12, seed=2, chunk=12)
+        for col in a:
+            np.testing.assert_array_equal(a[col], b[col], err_msg=col)
