@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _validate as v
-from ..kernels import NORMAL_MAX, ar1, normal, per_hour, scan_sum, tree_sum, uniforms
+from ..kernels import NORMAL_MAX, normal, per_hour, tree_sum, uniforms
 from ..units import HOURS
 from .swing import Swing
 from .wander import Wander
@@ -92,6 +92,38 @@ def draw(key: jax.Array, st: Static, pool: int) -> Draws:
     return Draws(wander, swing, common)
 
 
+def path(z: jax.Array, rho_: jax.Array, sd: jax.Array) -> jax.Array:
+    """(..., n) stationary AR(1) from (..., n) standard normals, hour by hour as SPEC
+    §1.4.1 writes it: ``x_0 = sd·z_0``, ``x_h = ρ·x_{h−1} + sqrt(1 − ρ²)·sd·z_h``.
+
+    One ``lax.scan`` over the hours: each step is the same elementwise update of every
+    path, so a path's bits do not depend on the batch; on a CPU it runs several times
+    faster than ``mc.kernels.ar1``'s log2(n) whole-array passes."""
+    step = jnp.sqrt(jnp.maximum(1.0 - rho_ * rho_, 0.0)) * sd
+    zt = jnp.moveaxis(z, -1, 0)
+
+    def advance(x, zh):
+        x = rho_ * x + step * zh
+        return x, x
+
+    first = sd * zt[0]
+    _, rest = jax.lax.scan(advance, first, zt[1:])
+    return jnp.moveaxis(jnp.concatenate([first[None], rest]), 0, -1)
+
+
+def running_sum(f: jax.Array) -> jax.Array:
+    """(..., n) inclusive prefix sums over the last axis, hour by hour (one ``lax.scan``:
+    the same additions in the same order for every row, whatever the batch)."""
+    ft = jnp.moveaxis(f, -1, 0)
+
+    def add(total, fh):
+        total = total + fh
+        return total, total
+
+    _, out = jax.lax.scan(add, jnp.zeros(ft.shape[1:], f.dtype), ft)
+    return jnp.moveaxis(out, 0, -1)
+
+
 def rho(hours: jax.Array) -> jax.Array:
     """``exp(−1 h / hours)``: an AR(1)'s correlation from one hour to the next."""
     return jnp.exp(-1.0 / hours)
@@ -111,13 +143,13 @@ def fleet_factor(d: Draws, st: Static, p: Swing) -> jax.Array:
         clock = jnp.mod(p.start_hour + h, 24.0)
         c = c - p.diurnal * jnp.cos((2.0 * np.pi / 24.0) * (clock - p.hot_hour))
     if st.swing:
-        c = c + ar1(d.swing, rho(p.hours), p.sd)
+        c = c + path(d.swing, rho(p.hours), p.sd)
     return 1.0 + c
 
 
 def wander_path(d: Draws, st: Static, p: Wander) -> jax.Array | None:
     """(pool, G + 730) float32 ``u_i(h)``, or None when wander is off."""
-    return ar1(d.wander, rho(p.hours), p.sd) if st.wander else None
+    return path(d.wander, rho(p.hours), p.sd) if st.wander else None
 
 
 def factor(one_c: jax.Array, u: jax.Array | None) -> jax.Array:
@@ -128,7 +160,7 @@ def factor(one_c: jax.Array, u: jax.Array | None) -> jax.Array:
 def cumulative(f: jax.Array) -> jax.Array:
     """(..., G + 731) float32 ``∫_{−G}^{h} F``  at each grid hour's start and the
     month's end (a prefix sum whose bits do not depend on the batch)."""
-    return jnp.concatenate([jnp.zeros(f.shape[:-1] + (1,), f.dtype), scan_sum(f)], axis=-1)
+    return jnp.concatenate([jnp.zeros(f.shape[:-1] + (1,), f.dtype), running_sum(f)], axis=-1)
 
 
 def integral_to(f: jax.Array, cum: jax.Array, x: jax.Array, st: Static, rows: jax.Array | None = None) -> jax.Array:
