@@ -47,6 +47,8 @@ from .fleet import Lottery as Lottery
 from .fleet import Pool as Pool
 from .fleet import Result as Result
 from .fleet import Scenario as Scenario
+from .fleet import Swing as Swing
+from .fleet import Wander as Wander
 from .fleet import Window as Window
 from .fleet import draw as draw
 from .fleet import fleet_month as fleet_month
@@ -84,7 +86,7 @@ __all__ = [
     "ParamError", "__version__",
     # scenarios: loading, the sections, the presets
     "load_scenario", "presets", "Scenario", "Window", "Dips", "Lottery", "Demand", "Pool", "CardClass", "FLAGSHIP",
-    "BARGAIN", "Eviction", "Checks", "Autoscaler",
+    "BARGAIN", "Eviction", "Checks", "Autoscaler", "Wander", "Swing",
     # running one: N months, or one month's draws, month and outcome
     "simulate", "Result", "OUTPUTS", "draw", "fleet_month", "outcome",
     # studies over it

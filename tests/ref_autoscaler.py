@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from mc.fleet.policies import NumpyCards
-from ref_fleet import HOURS, demand_profile, median, overlap, poisson_cdf
+from ref_fleet import HOURS, demand_profile, median, overlap, poisson_cdf, structure_paths, structured_mean
 
 
 class Card:
@@ -25,6 +25,7 @@ class Card:
         self.placed, self.start = placed, start  # hours: placed in its slot, serving from
         self.leave = math.inf
         self.marks = 0
+        self.factor = None  # SPEC §1.4.1: (1 + c(h))·(1 + u(h)) over the grid's hours
 
 
 def _quality(L, z, u):
@@ -67,6 +68,28 @@ def month(d, sc) -> dict:
         history.append([Card(rated[i] * q, q, lemon, -W, -W)])
     originals = [h[0].t for h in history]
 
+    # SPEC §1.4.1: the original cards' paths; a replacement placed at t starts its own
+    # path in the stationary law there (sd·z at t, then the recurrence on its slot's
+    # later normals), hour by hour.
+    structured = getattr(d.month, "structure", None) is not None
+    if structured:
+        one_c, u, first_hour = structure_paths(d.month, sc, P)
+        for i in range(P):
+            history[i][0].factor = one_c * (1.0 + u[i])
+        common = 0.0 if d.month.structure.common is None else float(d.month.structure.common)
+        rho = math.exp(-1.0 / sc.wander.hours)
+
+    def own_factor(i, t):
+        if d.month.structure.wander is None:
+            return one_c
+        z = np.asarray(d.month.structure.wander[i], np.float64)
+        x = np.zeros(len(z))
+        k0 = t - first_hour
+        x[k0] = sc.wander.sd * z[k0]
+        for k in range(k0 + 1, len(z)):
+            x[k] = rho * x[k - 1] + math.sqrt(1 - rho * rho) * sc.wander.sd * z[k]
+        return one_c * (1.0 + x)
+
     def owned(i, card):
         """The dips of slot i that belong to ``card``, cut to its life."""
         out = []
@@ -101,9 +124,14 @@ def month(d, sc) -> dict:
             w = t - lo
             if w <= 0:
                 continue
-            lost = sum(depth * overlap(b, e, lo, t) for b, e, depth in owned(i, c))
-            m = c.t * max(0.0, 1.0 - lost / w)
-            score[i] = max(0.0, m * (1.0 + sigma_hour * math.sqrt(1.0 / w) * float(eps[i])))
+            if structured:
+                m = structured_mean(c.t, c.factor, first_hour, owned(i, c), lo, t)
+                score[i] = max(0.0, m * (1.0 + sigma_hour * math.sqrt(1.0 / w) * float(eps[i]))
+                               * (1.0 + sc.window.common_hour * math.sqrt(1.0 / w) * common))
+            else:
+                lost = sum(depth * overlap(b, e, lo, t) for b, e, depth in owned(i, c))
+                m = c.t * max(0.0, 1.0 - lost / w)
+                score[i] = max(0.0, m * (1.0 + sigma_hour * math.sqrt(1.0 / w) * float(eps[i])))
             scored[i] = True
         rels = [score[i] / rated[i] for i in range(P) if scored[i]]
         typical = median(rels) if rels else 1.0
@@ -146,6 +174,8 @@ def month(d, sc) -> dict:
             if a.replace:
                 q, lemon = _quality(L, d.tickets.z[k, i], d.tickets.u_lemon[k, i])
                 history[i].append(Card(rated[i] * q, q, lemon, t, t + a.boot_hours))
+                if structured:
+                    history[i][-1].factor = own_factor(i, t)
                 score[i] = rated[i] * typical
                 n_replaced += 1
             else:
@@ -179,9 +209,10 @@ def month(d, sc) -> dict:
         for i in rounds[k]["run"]:
             c = next(c for c in history[i] if c.placed <= t < c.leave)
             served = np.clip(h + 1 - np.maximum(h, c.start), 0.0, 1.0)
-            cap[t:end] += c.t * served
             for lo, hi, depth in owned(i, c):
-                cap[t:end] -= depth * c.t * np.clip(np.minimum(hi, h + 1) - np.maximum(lo, h), 0.0, None)
+                served = served - depth * np.clip(np.minimum(hi, h + 1) - np.maximum(lo, h), 0.0, None)
+            scale = c.factor[t - first_hour:end - first_hour] if structured else 1.0
+            cap[t:end] += c.t * scale * served
     cap = np.maximum(cap, 0.0)
     demand_tok = D.sum() * 3600
     delivered = np.minimum(D, cap).sum() * 3600

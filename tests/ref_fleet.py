@@ -46,6 +46,47 @@ def demand_profile(d, p):
     return np.asarray(p.trace, dtype=np.float64)
 
 
+def ar1_path(z, rho, sd):
+    """A stationary AR(1) hour by hour in float64: ``x_0 = sd·z_0``,
+    ``x_h = rho·x_{h−1} + sqrt(1 − rho²)·sd·z_h`` (over the last axis)."""
+    z = np.asarray(z, np.float64)
+    x = np.empty_like(z)
+    x[..., 0] = sd * z[..., 0]
+    for h in range(1, z.shape[-1]):
+        x[..., h] = rho * x[..., h - 1] + math.sqrt(1 - rho * rho) * sd * z[..., h]
+    return x
+
+
+def structure_paths(d, sc, P):
+    """SPEC §1.4.1 on the grid of clock hours ``−G .. 729``: the fleet's ``1 + c(h)``
+    (G + 730,), each card's wander ``u_i(h)`` (P, G + 730), and the grid's first hour ``−G``."""
+    G = sc.structure.grid
+    n = G + HOURS
+    u = np.zeros((P, n))
+    if d.structure.wander is not None:
+        u = ar1_path(d.structure.wander, math.exp(-1.0 / sc.wander.hours), sc.wander.sd)
+    c = np.zeros(n)
+    for k in range(n):
+        clock = (sc.swing.start_hour + (k - G)) % 24.0
+        c[k] = -sc.swing.diurnal * math.cos(2 * math.pi * (clock - sc.swing.hot_hour) / 24.0)
+    if d.structure.swing is not None:
+        c += ar1_path(d.structure.swing, math.exp(-1.0 / sc.swing.hours), sc.swing.sd)
+    return 1.0 + c, u, -G
+
+
+def structured_mean(true_i, factor_i, first, card_dips, lo, hi):
+    """A card's mean rate over ``[lo, hi)``, hour by hour: its rate ``r·q·F(h)``
+    less its dips, each hour weighted by its overlap with the window."""
+    total = 0.0
+    for h in range(math.floor(lo), math.ceil(hi)):
+        a, b = max(h, lo), min(h + 1, hi)
+        if b <= a:
+            continue
+        dipped = sum(depth * overlap(bd, ed, a, b) for bd, ed, depth in card_dips)
+        total += factor_i[h - first] * ((b - a) - dipped)
+    return true_i * max(0.0, total) / (hi - lo)
+
+
 def median(values):
     s = sorted(values)
     n = len(s)
@@ -88,7 +129,18 @@ def month(d, sc) -> dict:
     # Window and score.
     sigma = sc.window.sigma_hour * math.sqrt(1.0 / W)
     score = np.empty(P)
+    structured = getattr(d, "structure", None) is not None
+    if structured:
+        one_c, u, first = structure_paths(d, sc, P)
+        factor = one_c[None, :] * (1.0 + u)
+        common = 1.0
+        if d.structure.common is not None:
+            common = 1.0 + sc.window.common_hour * math.sqrt(1.0 / W) * float(d.structure.common)
     for i in range(P):
+        if structured:
+            m = structured_mean(true[i], factor[i], first, dips[i], -W, 0.0)
+            score[i] = max(0.0, m * (1.0 + sigma * float(d.noise[i])) * common)
+            continue
         lost = sum(depth * overlap(b, e, -W, 0.0) for b, e, depth in dips[i])
         m = true[i] * max(0.0, 1.0 - lost / W)
         score[i] = max(0.0, m * (1.0 + sigma * float(d.noise[i])))
@@ -119,11 +171,19 @@ def month(d, sc) -> dict:
 
     # Capacity, hour by hour.
     hours = np.arange(HOURS, dtype=np.float64)
-    cap = np.full(HOURS, sum(true[i] for i in run))
-    for i in run:
-        for b, e, depth in dips[i]:
-            ov = np.clip(np.minimum(e, hours + 1) - np.maximum(b, hours), 0.0, None)
-            cap -= depth * true[i] * ov
+    if structured:  # each run card's rate r·q·F(h), less its dips' share of it
+        cap = np.zeros(HOURS)
+        for i in run:
+            frac = np.ones(HOURS)
+            for b, e, depth in dips[i]:
+                frac -= depth * np.clip(np.minimum(e, hours + 1) - np.maximum(b, hours), 0.0, None)
+            cap += true[i] * factor[i, -first:] * frac
+    else:
+        cap = np.full(HOURS, sum(true[i] for i in run))
+        for i in run:
+            for b, e, depth in dips[i]:
+                ov = np.clip(np.minimum(e, hours + 1) - np.maximum(b, hours), 0.0, None)
+                cap -= depth * true[i] * ov
     cap = np.maximum(cap, 0.0)
     demand_tok = D.sum() * 3600
     delivered = np.minimum(D, cap).sum() * 3600
@@ -152,7 +212,7 @@ def month(d, sc) -> dict:
     shortfall = 1.0 - delivered / demand_tok if demand_tok > 0 else 0.0
     idle = (warm / 100) * (1.0 - delivered / capacity_tok) if capacity_tok > 0 else warm / 100
     return {
-        "evicted": evicted, "run": run,
+        "evicted": evicted, "run": run, "score": score,
         "bill": bill, "warm_bill": warm, "churn_bill": churn, "ideal_bill": ideal,
         "convergence": convergence, "n_run": len(run), "n_evicted": len(evicted),
         "n_wrong": n_wrong, "wrong_share": n_wrong / len(evicted) if evicted else 0.0,

@@ -5,7 +5,8 @@ from __future__ import annotations
 from .. import _validate as v
 from ..studies import bench
 from .. import files
-from ..studies.reports import format_bench, format_bench_autoscaler, format_bench_latency, format_bench_pool
+from ..studies.reports import (format_bench, format_bench_autoscaler, format_bench_latency, format_bench_pool,
+                               format_bench_structure)
 from ._common import print_json
 
 
@@ -26,6 +27,10 @@ def run(args) -> int:
         return 0
     if args.log is not None:
         v.fail("log", args.log, "is the request log --latency times: give --latency too")
+    if args.structure:
+        r = bench.structure(chunk=chunks[0] if args.chunks_given else 256, seconds=seconds, devices=args.devices)
+        print_json(r) if args.json else print(format_bench_structure(r))
+        return 0
     if args.autoscaler:
         r = bench.autoscaler(chunk=chunks[0], seconds=seconds, devices=args.devices)
         print_json(r) if args.json else print(format_bench_autoscaler(r))
@@ -54,6 +59,9 @@ def register(sub) -> None:
                    help="NumPy batch sizes (default 1024 4096)")
     p.add_argument("--seconds", type=float, default=3.0, help="time per measurement (default 3)")
     p.add_argument("--devices", type=int, default=None, help="use the first N local devices (default: all)")
+    p.add_argument("--structure", action="store_true",
+                   help="time the standard month and the autoscaler's with wander and swing on (docs/model.md "
+                   "§1.4.1) against each with them off, at the first chunk size (default 256)")
     p.add_argument("--autoscaler", action="store_true",
                    help="time the autoscaler's month (docs/model.md §6; lemon-hunter: daily rounds) against the "
                    "same scenario as one decision, at the first chunk size")

@@ -33,8 +33,10 @@ from .scenario import field_names as field_names
 from .simulation import Result as Result
 from .simulation import model as model
 from .simulation import simulate as simulate
+from .swing import Swing as Swing
+from .wander import Wander as Wander
 from .window import Window as Window
 
 __all__ = ["autoscaler", "policies", "presets", "Checks", "Demand", "Dips", "Eviction", "Lottery", "OUTPUTS", "Draws", "draw",
            "fleet_month", "outcome", "schema", "BARGAIN", "FLAGSHIP", "CardClass", "Pool", "Autoscaler",
-           "Scenario", "field_names", "Result", "model", "simulate", "Window"]
+           "Scenario", "field_names", "Result", "model", "simulate", "Swing", "Wander", "Window"]

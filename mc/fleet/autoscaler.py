@@ -21,8 +21,8 @@ import numpy as np
 
 from ..engine import Column, Schema, of_kind
 from ..kernels import masked_median, materialise, tree_sum, uniforms
-from ..units import HOURS
-from . import accounting, checks, demand, dips, eviction, lottery, month, runset, window
+from ..units import HOURS, SECONDS
+from . import accounting, checks, demand, dips, eviction, lottery, month, runset, structure, window
 from .dips import CardDips
 from .scenario import Scenario
 
@@ -81,6 +81,11 @@ class Slots(NamedTuple):
     lo: jax.Array  # (pool, dips) float32 h each dip's begin, cut to its owner's start
     hi: jax.Array  # (pool, dips) float32 h each dip's end, cut where its owner left
     weight: jax.Array  # (pool, dips) float32 tok/s its loss: owner's rate × depth (0: no owner)
+    # SPEC §1.4.1 with replacements (None otherwise): the round whose start began the
+    # slot's card's own wander path (-1: the original's) and its correction
+    # (``structure.restarted``).
+    tau: jax.Array | None = None  # (pool,) int32
+    corr: jax.Array | None = None  # (pool,) float32
 
 
 class Tally(NamedTuple):
@@ -106,6 +111,8 @@ class Round(NamedTuple):
     ticket_lemon: jax.Array  # (pool,) bool
     target: jax.Array  # () float32 tok/s the run set's target
     rent: jax.Array  # (pool,) int32 cents a run card bills this round
+    index: jax.Array | None = None  # () int32 k (with restarts)
+    corr: jax.Array | None = None  # (pool,) float32 a path restarted at t_k: u(t_k) − sd·z(t_k)
 
 
 def per_round(fn, hourly: jax.Array, period: int) -> jax.Array:
@@ -124,6 +131,14 @@ class Fixed(NamedTuple):
     price: jax.Array  # (pool,) float32 cents a month, each slot's class price p
     begin: jax.Array  # (pool, dips) float32 h each slot dip's begin
     depth: jax.Array  # (pool, dips) float32 its depth δ
+    # SPEC §1.4.1 (None when its terms are zero): the factor F over the grid's hours
+    # and its cumulative, the window's shared error, and with restarts the rows of
+    # ``structure.restarted`` and their cumulative.
+    f: jax.Array | None = None  # (pool, G + 730) or (G + 730,) float32
+    cum: jax.Array | None = None
+    common: jax.Array | None = None  # () float32
+    q: jax.Array | None = None  # (rounds, G + 730) float32
+    qcum: jax.Array | None = None
 
 
 class Scored(NamedTuple):
@@ -151,6 +166,9 @@ class Trace(NamedTuple):
     score: jax.Array  # (pool,) float32 tok/s, ``Chosen.score``
     n_run: jax.Array  # () int32
     boot: jax.Array  # () float32 tok/s
+    start: jax.Array  # (pool,) float32 h each slot's card serves from
+    tau: jax.Array | None = None  # (pool,) int32 ``Slots.tau`` after the round
+    corr: jax.Array | None = None  # (pool,) float32
 
 
 def score(s: Slots, x: Round, f: Fixed, sc: Scenario) -> Scored:
@@ -165,8 +183,13 @@ def score(s: Slots, x: Round, f: Fixed, sc: Scenario) -> Scored:
     length = x.t - lo
     scored = s.present & (length > 0)
     length = jnp.where(scored, length, 1.0)
-    m = window.mean_rate_over(s.rate, CardDips(s.lo, s.hi, f.depth), lo[:, None], x.t, length)
-    raw = window.noisy(m, x.eps, window.sigma_of(sc.window.sigma_hour, length))
+    if sc.structure is None:
+        m = window.mean_rate_over(s.rate, CardDips(s.lo, s.hi, f.depth), lo[:, None], x.t, length)
+        raw = window.noisy(m, x.eps, window.sigma_of(sc.window.sigma_hour, length))
+    else:  # SPEC §1.4.1: the window's mean hour by hour, as §1's
+        restart = None if f.q is None else (s.corr, f.q, f.qcum, jnp.maximum(s.tau, 0))
+        raw = month.structured_score(s.rate, CardDips(s.lo, s.hi, f.depth), f.f, f.cum, x.eps, f.common, sc,
+                                     lo=lo, hi=jnp.full(lo.shape, x.t), length=length, restart=restart)
     typical = jnp.where(jnp.any(scored), masked_median(raw / f.rated, scored), 1.0)
     return Scored(jnp.where(scored, raw, f.rated * typical), scored, typical)
 
@@ -204,6 +227,8 @@ def replace(s: Slots, x: Round, marks: jax.Array, evicted: jax.Array, f: Fixed, 
                           weight=jnp.where(future, 0.0, s.weight))
     rate = jnp.where(evicted, f.rated * x.ticket_quality, s.rate)
     start = jnp.where(evicted, x.t + sc.autoscaler.boot_hours, s.start)
+    if s.tau is not None:  # the new card's own wander path starts at t_k
+        s = s._replace(tau=jnp.where(evicted, x.index, s.tau), corr=jnp.where(evicted, x.corr, s.corr))
     return s._replace(rate=rate, quality=jnp.where(evicted, x.ticket_quality, s.quality),
                       lemon=jnp.where(evicted, x.ticket_lemon, s.lemon), start=start,
                       lo=jnp.where(future, jnp.maximum(f.begin, start[:, None]), s.lo),
@@ -255,7 +280,7 @@ def round_step(carry: tuple[Slots, Tally], x: Round, f: Fixed, sc: Scenario) -> 
     chosen = run_set(new, scored, evicted, x, f, sc)
     tally = bill(tally, s, x, evicted, chosen.run, sc)
     return (new, tally), Trace(new.rate, chosen.run, evicted, chosen.score, jnp.sum(chosen.run, dtype=jnp.int32),
-                               chosen.boot)
+                               chosen.boot, new.start, new.tau, new.corr)
 
 
 def outcome(d: Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Array]:
@@ -280,18 +305,26 @@ def outcome(d: Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Arr
                rent=jnp.asarray(a.rent(pool.price_cents())))
     fixed = Fixed(rated=rated, price=jnp.asarray(pool.price_cents()).astype(jnp.float32), begin=slot_dips.begin,
                   depth=slot_dips.depth)
+    restarts = sc.structure is not None and sc.structure.wander and a.replace
+    if sc.structure is not None:
+        fixed, xs = structured(d, sc, fixed, xs, restarts)
 
     p = pool.size
     zeros = jnp.zeros((), jnp.int32)
     slots = Slots(rate=rate0, quality=q0, lemon=lottery.lemon(d.month.lottery, sc.lottery), present=jnp.ones(p, bool),
                   start=jnp.full(p, -W, jnp.float32), marks=jnp.zeros(p, jnp.int32), lo=slot_dips.begin,
-                  hi=slot_dips.end, weight=slot_dips.depth * rate0[:, None])
+                  hi=slot_dips.end, weight=slot_dips.depth * rate0[:, None],
+                  tau=jnp.full(p, -1, jnp.int32) if restarts else None,
+                  corr=jnp.zeros(p, jnp.float32) if restarts else None)
     tally = Tally(warm=zeros, churn=zeros, n_evicted=zeros, n_wrong=zeros, lemons_evicted=zeros,
                   first=jnp.full((), HOURS, jnp.int32), run_hours=jnp.zeros((), jnp.float32))
     (end, tally), trace = jax.lax.scan(lambda c, x: round_step(c, x, fixed, sc), (slots, tally), xs)
 
-    tok = accounting.round_tokens(trace.rate, trace.run, CardDips(end.lo, end.hi, end.weight), trace.boot,
-                                  a.boot_hours, xs.t, hourly_demand, a.period)
+    if sc.structure is None:
+        tok = accounting.round_tokens(trace.rate, trace.run, CardDips(end.lo, end.hi, end.weight), trace.boot,
+                                      a.boot_hours, xs.t, hourly_demand, a.period)
+    else:
+        tok = structured_tokens(trace, end, fixed, hourly_demand, sc)
     covers = accounting.ideal_covers(rate0, pool)
     class_rent = jnp.asarray(a.rent(np.array([c.price_cents for c in pool.classes])))
     peaks = per_round(jnp.max, hourly_demand, a.period)
@@ -312,6 +345,47 @@ def outcome(d: Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Arr
     if cards:
         out.update(rate=trace.rate, score=trace.score, evicted=trace.evicted, run=trace.run)
     return out
+
+
+def structured(d: Draws, sc: Scenario, fixed: Fixed, xs: Round, restarts: bool) -> tuple[Fixed, Round]:
+    """SPEC §1.4.1 in §6: the slots' factor over the grid's hours (the original
+    cards' paths, §1's), and with replacements each round's restart rows and each
+    slot's correction should its path restart at ``t_k`` (``structure.restarted``)."""
+    st, a = sc.structure, sc.autoscaler
+    f, cum = month.structured(d.month, sc)
+    fixed = fixed._replace(f=f, cum=cum, common=d.month.structure.common)
+    if not restarts:
+        return fixed, xs
+    u = structure.wander_path(d.month.structure, st, sc.wander)
+    at = a.starts() + st.grid  # static grid index of each t_k
+    corr = (u[:, at] - sc.wander.sd * d.month.structure.wander[:, at]).T  # (rounds, pool)
+    q = materialise(structure.restarted(structure.fleet_factor(d.month.structure, st, sc.swing), a.starts(), st,
+                                        sc.wander))
+    fixed = fixed._replace(q=q, qcum=materialise(structure.cumulative(q)))
+    return fixed, xs._replace(index=jnp.arange(a.rounds, dtype=jnp.int32), corr=corr)
+
+
+def structured_tokens(trace: Trace, end: Slots, f: Fixed, hourly_demand: jax.Array,
+                      sc: Scenario) -> accounting.Tokens:
+    """The month's token totals with SPEC §1.4.1's terms: capacity hour by hour
+    (``structure.capacity``) from each round's run set, each card's rate from its
+    start (time-weighted in its first hour), its dips while it runs, all scaled by
+    its factor ``F`` (its own wander path from its placement)."""
+    a, G = sc.autoscaler, sc.structure.grid
+    of_hour = np.minimum(np.arange(HOURS) // a.period, a.rounds - 1)  # static
+    hours = jnp.arange(HOURS, dtype=jnp.float32)[None, :]
+    run = trace.run[of_hour].T  # (pool, 730)
+    serving = jnp.clip(hours + 1.0 - trace.start[of_hour].T, 0.0, 1.0)
+    rate = trace.rate[of_hour].T * serving
+    loss = structure.month_losses(end.lo, end.hi, end.weight)
+    month_f = f.f[..., G:]
+    if f.q is not None:
+        rows = jnp.maximum(trace.tau[of_hour].T, 0)
+        cols = jnp.broadcast_to(jnp.arange(HOURS)[None, :] + G, rows.shape)
+        month_f = month_f - trace.corr[of_hour].T * f.q[rows, cols]
+    cap = structure.capacity(run, rate, loss, month_f)
+    t = structure.totals(hourly_demand, cap) * (SECONDS / HOURS)
+    return accounting.Tokens(t[0], t[1], t[2], t[3])
 
 
 def autoscaler_month(key: jax.Array, sc: Scenario) -> dict[str, jax.Array]:

@@ -15,7 +15,8 @@ import jax.numpy as jnp
 from .. import _validate as v
 from ..engine import Column, Schema, of_kind
 from ..kernels import materialise, uniforms
-from . import accounting, checks, demand, dips, eviction, lottery, runset, window
+from ..units import HOURS, SECONDS
+from . import accounting, checks, demand, dips, eviction, lottery, runset, structure, window
 from .scenario import Scenario
 
 # Per-month outputs (SPEC §2) in order, each with its kind and units: money is int32
@@ -52,6 +53,7 @@ class Draws(NamedTuple):
     dips: dips.DipDraws
     noise: jax.Array  # (pool,) float32 standard normal window errors
     demand: demand.BurstDraws | None
+    structure: structure.Draws | None = None  # SPEC §1.4.1's terms (None: all zero)
 
 
 def draw(key: jax.Array, sc: Scenario) -> Draws:
@@ -66,8 +68,10 @@ def draw(key: jax.Array, sc: Scenario) -> Draws:
     # word is computed twice and the (pool, per_card) block never reaches memory.
     u = uniforms(k_cards, (sc.pool.size, per_card))
     u_demand = uniforms(k_demand, (demand.uniforms_needed(sc.demand),))
+    # The structure's draws come from a key of their own, so today's are unchanged.
+    st = None if sc.structure is None else structure.draw(key, sc.structure, sc.pool.size)
     return Draws(lottery.draw(u[:, :lottery.UNIFORMS]), dips.draw(u[:, lottery.UNIFORMS + 1:], sc.dips),
-                 window.draw(u[:, lottery.UNIFORMS]), demand.draw(u_demand, sc.demand))
+                 window.draw(u[:, lottery.UNIFORMS]), demand.draw(u_demand, sc.demand), st)
 
 
 def outcome(d: Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Array]:
@@ -87,7 +91,11 @@ def outcome(d: Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Arr
     # XLA would otherwise recompute them inside each pairwise comparison.
     true_rate, card_dips = materialise((rated * lottery.quality(d.lottery, sc.lottery),
                                         dips.place(d.dips, sc.window.hours, sc.dips)))
-    score = materialise(window.score(window.mean_rate(true_rate, card_dips, sc.window), d.noise, sc.window))
+    if sc.structure is None:
+        score = materialise(window.score(window.mean_rate(true_rate, card_dips, sc.window), d.noise, sc.window))
+    else:
+        f, cum = structured(d, sc)
+        score = materialise(structured_score(true_rate, card_dips, f, cum, d.noise, d.structure.common, sc))
 
     # Every card has served the window W at the decision (it started at -W).
     evicted = eviction.evict(score / rated, sc.evict_limit, sc.eviction, score=score, rated=rated,
@@ -96,7 +104,10 @@ def outcome(d: Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Arr
     run = materialise(runset.run_set(score, cents.astype(jnp.float32), evicted,
                                      runset.target(hourly_demand, sc.runset), sc.runset))
 
-    tok = accounting.month_tokens(true_rate, run, card_dips, hourly_demand, flat=sc.demand.shape == "flat")
+    if sc.structure is None:
+        tok = accounting.month_tokens(true_rate, run, card_dips, hourly_demand, flat=sc.demand.shape == "flat")
+    else:
+        tok = structured_tokens(true_rate, run, card_dips, f, hourly_demand, sc)
     warm = accounting.bill_cents(run, cents)
     churn = accounting.bill_cents(evicted, sc.churn_cents)
     ideal = accounting.ideal_cents(true_rate, jnp.max(hourly_demand), pool)
@@ -106,6 +117,55 @@ def outcome(d: Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Arr
     if cards:
         out.update(true_rate=true_rate, score=score, evicted=evicted, run=run)
     return out
+
+
+def structured(d: Draws, sc: Scenario) -> tuple[jax.Array, jax.Array]:
+    """SPEC §1.4.1's factor ``F_i(h) = (1 + c(h))·(1 + u_i(h))`` over the grid's hours
+    ((pool, G + 730), or (G + 730,) without wander) and its ``structure.cumulative``."""
+    st = sc.structure
+    f = structure.factor(structure.fleet_factor(d.structure, st, sc.swing),
+                         structure.wander_path(d.structure, st, sc.wander))
+    f = materialise(f)
+    return f, materialise(structure.cumulative(f))
+
+
+def structured_score(true_rate: jax.Array, card_dips: dips.CardDips, f: jax.Array, cum: jax.Array,
+                     eps: jax.Array, common: jax.Array | None, sc: Scenario, lo=None, hi=None, length=None,
+                     restart=None) -> jax.Array:
+    """(pool,) float32 tok/s: each card's score on its window ``[lo, hi)`` (default
+    ``[−W, 0)``) of ``length`` hours, its mean rate taken hour by hour through
+    the structure (SPEC §1.4.1), with window errors ``eps`` (pool,) and the window's
+    shared error ``common`` (() or None).
+
+    ``restart``: None, or ``(corr, q, qcum, rows)`` for §6's replacements: a card
+    whose wander path restarted subtracts ``corr`` (pool,) times the window's
+    integral of ``q[rows]`` ((rounds, G + 730): ``(1 + c(h))·ρ^(h − t_j)`` from
+    restart hour ``t_j``), see ``structure.restarted``."""
+    W = sc.window.hours
+    p = true_rate.shape[0]
+    lo = jnp.full(p, -W, jnp.float32) if lo is None else lo
+    hi = jnp.zeros(p, jnp.float32) if hi is None else hi
+    length = W if length is None else length
+    s = structure.window_sum(f, cum, lo, hi, card_dips.begin, card_dips.end, card_dips.depth, sc.structure)
+    if restart is not None:
+        corr, q, qcum, rows = restart
+        s = s - corr * structure.window_sum(q, qcum, lo, hi, card_dips.begin, card_dips.end, card_dips.depth,
+                                            sc.structure, rows=rows)
+    m = true_rate * jnp.maximum(0.0, s / length)
+    return structure.score(m, eps, window.sigma_of(sc.window.sigma_hour, length), common, sc.structure,
+                           sc.window, length)
+
+
+def structured_tokens(true_rate: jax.Array, run: jax.Array, card_dips: dips.CardDips, f: jax.Array,
+                      hourly_demand: jax.Array, sc: Scenario) -> accounting.Tokens:
+    """The month's token totals with SPEC §1.4.1's terms: capacity hour by hour
+    (``structure.capacity``), each run card's rate and its dips' losses scaled by ``F``."""
+    p = true_rate.shape[0]
+    rate = jnp.broadcast_to(true_rate[:, None], (p, HOURS))
+    loss = structure.month_losses(card_dips.begin, card_dips.end, card_dips.depth * true_rate[:, None])
+    cap = structure.capacity(jnp.broadcast_to(run[:, None], (p, HOURS)), rate, loss, f[..., sc.structure.grid:])
+    t = structure.totals(hourly_demand, cap) * (SECONDS / HOURS)
+    return accounting.Tokens(t[0], t[1], t[2], t[3])
 
 
 def report(warm: jax.Array, churn: jax.Array, ideal: jax.Array, n_run: jax.Array, n_evicted: jax.Array,

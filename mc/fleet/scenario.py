@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import _validate as v
 from .._pytree import field_keys, fields_dict, pytree_dataclass, section, set_field
-from . import limits
+from . import limits, structure
 from .accounting import churn_cents
 from .checks import Checks
 from .demand import Demand
@@ -36,7 +36,7 @@ SECTIONS = {"window": Window, "eviction": Eviction, "demand": Demand, "lottery":
 OPTIONAL = {"autoscaler": Autoscaler}
 
 
-@pytree_dataclass(static=("pool", "runset"))
+@pytree_dataclass(static=("pool", "runset", "structure"))
 class Scenario:
     """One fleet-month's parameters. ``pool`` and ``runset`` fix shapes and modes
     (static); the rest are pytree leaves, so a sweep over them compiles once.
@@ -56,6 +56,9 @@ class Scenario:
     # Derived on the host in float64, so counts and cents are exact:
     evict_limit: int = dataclasses.field(init=False, default=0)  # most cards evicted
     churn_cents: np.ndarray = dataclasses.field(init=False, default=None)  # (pool,) int32
+    # Which SPEC §1.4.1 terms run and the window's hours on their grid (static);
+    # None when every term is zero: the month is then §1.4's bit for bit.
+    structure: structure.Static | None = dataclasses.field(init=False, default=None)
 
     def __post_init__(self):
         if not isinstance(self.pool, Pool):
@@ -67,10 +70,7 @@ class Scenario:
         for name, cls in OPTIONAL.items():
             if getattr(self, name) is not None and not isinstance(getattr(self, name), cls):
                 v.fail(name, getattr(self, name), f"must be a {cls.__name__} or absent")
-        for field, value in (("wander.sd", self.wander.sd), ("swing.diurnal", self.swing.diurnal),
-                             ("swing.sd", self.swing.sd), ("window.common_hour", self.window.common_hour)):
-            if value != 0:  # SPEC §1.4.1 is declared but not yet in the month
-                v.fail(field, value, "must be 0 (wander and swing are not yet simulated)")
+        set_field(self, "structure", structure.static(self.window, self.wander, self.swing))
         limits.check_money(self.pool, self.eviction.churn)
         limits.check_floats(self.pool, self.lottery, self.window, self.demand)
         set_field(self, "evict_limit", self.eviction.limit(self.pool.size))

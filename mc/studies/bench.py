@@ -187,6 +187,28 @@ def autoscaler(chunk: int = 1024, seconds: float = 3.0, scenario: str = AUTOSCAL
     return out
 
 
+# SPEC §1.4.1's terms at field-like sizes: wander 2% over a week, a 1.5% diurnal swing
+# and a 0.5% shared swing over a day (what ``mc bench --structure`` switches on).
+STRUCTURE = {"wander.sd": 0.02, "wander.hours": 168.0, "swing.diurnal": 0.015, "swing.sd": 0.005,
+             "swing.hours": 24.0}
+
+
+def structure(chunk: int = 256, seconds: float = 3.0, devices=None) -> dict:
+    """The standard month and §6's (``lemon-hunter``) with SPEC §1.4.1's wander and
+    swing (``STRUCTURE``) against each with every term zero, through the streaming
+    engine at one chunk size, all in this one run."""
+    devs = engine.device_list(devices)
+    out = {"backend": jax.default_backend(), "device": devs[0].device_kind, "devices": len(devs),
+           "jax": jax.__version__, "terms": dict(STRUCTURE), "rows": []}
+    for name in (STANDARD, AUTOSCALER):
+        sc = presets.get(name)
+        off = time_engine(sc, chunk, seconds, devices)
+        on = time_engine(sc.replace(STRUCTURE), chunk, seconds, devices)
+        out["rows"].append({"scenario": name, "off": off, "on": on,
+                            "on_over_off": on["months_per_s"] / off["months_per_s"]})
+    return out
+
+
 def synthetic_log(rows: int = 20_000, rate: float = 5.0, seed: int = 0) -> RequestLog:
     """A bursty request log for timing: gamma gaps (cv 3) at ``rate`` requests/s,
     lognormal prompts (mean 1,000 tokens) and answers (mean 250), cv 1 each."""

@@ -28,6 +28,14 @@ def draw(rng: np.random.Generator, sc: Scenario, batch: int) -> SimpleNamespace:
     def unif(*shape):  # open (0, 1), like the device's
         return rng.random(shape, dtype=f32) * f32(1 - 2**-23) + f32(2**-24)
 
+    structure = None
+    st = sc.structure
+    if st is not None:  # SPEC §1.4.1: normals for each term that is on
+        n = st.grid + HOURS
+        structure = SimpleNamespace(
+            wander=rng.standard_normal((batch, p, n), dtype=f32) if st.wander else None,
+            swing=rng.standard_normal((batch, n), dtype=f32) if st.swing else None,
+            common=rng.standard_normal(batch, dtype=f32) if st.common else None)
     demand = None
     if sc.demand.shape == "bursty":
         demand = SimpleNamespace(u_count=unif(batch), u_begin=unif(batch, sc.demand.max_bursts))
@@ -36,7 +44,7 @@ def draw(rng: np.random.Generator, sc: Scenario, batch: int) -> SimpleNamespace:
         dips=SimpleNamespace(u_count=unif(batch, p), u_begin=unif(batch, p, k),
                              e_length=rng.standard_exponential((batch, p, k), dtype=f32),
                              u_depth=unif(batch, p, k)),
-        noise=rng.standard_normal((batch, p), dtype=f32), demand=demand)
+        noise=rng.standard_normal((batch, p), dtype=f32), demand=demand, structure=structure)
 
 
 def _poisson_cdf(mean: float, cap: int) -> np.ndarray:
@@ -47,9 +55,10 @@ def _poisson_cdf(mean: float, cap: int) -> np.ndarray:
     return np.cumsum(pmf).astype(np.float32)
 
 
-def per_hour(begin: np.ndarray, end: np.ndarray, weight: np.ndarray) -> np.ndarray:
-    """(batch, 730): ``Σ weight · overlap([begin, end), [h, h+1))`` per month;
+def per_hour(begin: np.ndarray, end: np.ndarray, weight: np.ndarray, hours: int = HOURS) -> np.ndarray:
+    """(batch, hours): ``Σ weight · overlap([begin, end), [h, h+1))`` per month;
     inputs (batch, m)."""
+    HOURS = hours  # noqa: N806 (the month's hours, or a longer grid's)
     batch = begin.shape[0]
     b = np.clip(begin, 0.0, HOURS)
     e = np.clip(end, b, HOURS)
@@ -83,6 +92,40 @@ def _profile(d, sc: Scenario, batch: int) -> np.ndarray:
     return np.broadcast_to(base, (batch, HOURS))
 
 
+def _ar1(z: np.ndarray, rho: float, sd: float) -> np.ndarray:
+    """A stationary AR(1) over the last axis, hour by hour (float32)."""
+    f32 = np.float32
+    x = np.empty_like(z)
+    x[..., 0] = f32(sd) * z[..., 0]
+    step = f32(np.sqrt(1 - rho * rho) * sd)
+    for h in range(1, z.shape[-1]):
+        x[..., h] = f32(rho) * x[..., h - 1] + step * z[..., h]
+    return x
+
+
+def _structure(d, sc: Scenario, begin, end, depth):
+    """SPEC §1.4.1 over the grid's hours ``−G .. 729``: each card's factor
+    ``F = (1 + c(h))·(1 + u(h))`` (B, P, G + 730) and its dips' hourly share of its
+    rate (B, P, G + 730)."""
+    st, f32 = sc.structure, np.float32
+    batch, size = d.noise.shape
+    G = st.grid
+    h = np.arange(-G, HOURS, dtype=f32)
+    c = np.zeros((batch, G + HOURS), f32)
+    if st.diurnal:
+        clock = np.mod(f32(sc.swing.start_hour) + h, f32(24))
+        c = c - f32(sc.swing.diurnal) * np.cos(f32(2 * np.pi / 24) * (clock - f32(sc.swing.hot_hour)))
+    if st.swing:
+        c = c + _ar1(d.structure.swing, np.exp(-1 / sc.swing.hours), sc.swing.sd)
+    f = (1 + c)[:, None, :]
+    if st.wander:
+        f = f * (1 + _ar1(d.structure.wander, np.exp(-1 / sc.wander.hours), sc.wander.sd))
+    k = begin.shape[-1]
+    dipped = per_hour((begin + G).reshape(batch * size, k), (end + G).reshape(batch * size, k),
+                      depth.reshape(batch * size, k), G + HOURS).reshape(batch, size, G + HOURS)
+    return np.broadcast_to(f, dipped.shape), dipped
+
+
 def outcome(d, sc: Scenario) -> dict[str, np.ndarray]:
     """SPEC §2 outputs of a batch of months (money in int64 cents)."""
     pool, f32 = sc.pool, np.float32
@@ -108,7 +151,16 @@ def outcome(d, sc: Scenario) -> dict[str, np.ndarray]:
     # Window score.
     seen = np.maximum(0, np.minimum(end, 0) - np.maximum(begin, -W))
     m = true * np.maximum(0, 1 - np.sum(depth * seen, axis=-1) / W)
+    st = sc.structure
+    if st is not None:  # the window's mean hour by hour through the structure
+        factor, dipped = _structure(d, sc, begin, end, depth)
+        h = np.arange(-st.grid, 0, dtype=f32)
+        inside = np.clip(np.minimum(h + 1, 0) - np.maximum(h, -W), 0, None)
+        seen_f = np.sum(factor[..., :st.grid] * (inside - dipped[..., :st.grid]), axis=-1)
+        m = true * np.maximum(0, seen_f / W)
     score = np.maximum(0, m * (1 + f32(Wn.sigma_hour * np.sqrt(1.0 / Wn.hours)) * d.noise))
+    if st is not None and st.common:
+        score = np.maximum(0, score * (1 + f32(Wn.common_hour * np.sqrt(1.0 / Wn.hours)) * d.structure.common[:, None]))
 
     # Eviction: the rule's NumPy twin marks (every card eligible, each has served
     # the window), the cap keeps the lowest marked relative scores (stable: ties by index).
@@ -141,8 +193,12 @@ def outcome(d, sc: Scenario) -> dict[str, np.ndarray]:
 
     # Hourly capacity and tokens.
     rate = np.where(run, true, 0).astype(f32)
-    lost = per_hour(begin.reshape(batch, -1), end.reshape(batch, -1), (depth * rate[..., None]).reshape(batch, -1))
-    cap = np.maximum(0, rate.sum(axis=1, keepdims=True) - lost)
+    if st is None:
+        lost = per_hour(begin.reshape(batch, -1), end.reshape(batch, -1), (depth * rate[..., None]).reshape(batch, -1))
+        cap = np.maximum(0, rate.sum(axis=1, keepdims=True) - lost)
+    else:
+        month_share = factor[..., st.grid:] * (1 - dipped[..., st.grid:])
+        cap = np.maximum(0, np.sum(rate[..., None] * month_share, axis=1))
     hour = f32(SECONDS / HOURS)
     demand_tok = demand.sum(axis=1) * hour
     delivered = np.minimum(demand, cap).sum(axis=1) * hour

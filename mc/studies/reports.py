@@ -330,6 +330,18 @@ def format_bench_autoscaler(r: dict) -> str:
     return "\n".join(lines)
 
 
+def format_bench_structure(r: dict) -> str:
+    terms = ", ".join(f"{k}={v:g}" for k, v in r["terms"].items())
+    lines = [f"SPEC 1.4.1's terms ({terms}) on {r['backend']} ({r['device']} x{r['devices']}), jax {r['jax']}", ""]
+    for row in r["rows"]:
+        for label in ("off", "on"):
+            e = row[label]
+            lines.append(f"{row['scenario']:<20} terms {label:<3} {e['months_per_s']:>12,.1f} months/s   "
+                         f"({e['n']:,} months in {e['seconds']:.2f} s)")
+        lines.append(f"{row['scenario']:<20} on / off: {row['on_over_off']:.3f}x")
+    return "\n".join(lines)
+
+
 def format_bench_latency(r: dict) -> str:
     lg = r["log"]
     lines = [f"one card's queue (8b on h100, {r['batcher']} batcher, max batch {r['max_batch']}) on {r['backend']} "
