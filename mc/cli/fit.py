@@ -14,6 +14,7 @@ from .. import files, telemetry
 from ..engine import figure
 from ..studies import manifest
 from ..files.comments import comments
+from ..fleet.scenario import Scenario
 from ._common import load_scenario, print_json
 
 # Each fitted field (SPEC §8, §8.3) and its units: the field's declared unit.
@@ -99,8 +100,11 @@ def _check(args) -> tuple:
 
 def structure_sections(r: dict, data: dict) -> list[str]:
     """The fitted wander and swing into a scenario's tables (``data``, in place), each
-    identified field only, and what a reader must know of them."""
+    identified field only, and what a reader must know of them. Fitted terms the month
+    refuses (a swing so large a rate could go negative) are not written: the base's
+    are kept, and the note says why."""
     fields = r["structure"]["fields"]
+    base = {head: dict(data.get(head, {})) for head in ("wander", "swing")}
     out = []
     for name, f in fields.items():
         head, _, tail = name.partition(".")
@@ -108,13 +112,11 @@ def structure_sections(r: dict, data: dict) -> list[str]:
             data.setdefault(head, {})[tail] = float(f["value"])
         else:
             out.append(f"{name} not identified by the fit: the base's value kept")
-    from ..fleet.scenario import Scenario
-
     try:
         Scenario.from_dict(data)
     except v.ParamError as err:
-        out.append(f"the fitted wander and swing are written, but this version's month does not yet simulate "
-                   f"them ({err}): mc run refuses the file until it does")
+        data.update(base)
+        out.append(f"the fitted wander and swing are not written, the base's kept: the month refuses them ({err})")
     return out
 
 

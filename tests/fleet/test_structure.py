@@ -60,6 +60,9 @@ def test_every_preset_is_fingerprinted():
     assert set(TODAY) == set(mc.presets.names())
 
 
+# Bit-for-bit checks hold at the compile level users compile at (the full tier); the fast
+# tier compiles with XLA's backend optimisation off, which rounds a few floats otherwise.
+@pytest.mark.slow
 @pytest.mark.skipif(jax.default_backend() != "cpu", reason="fingerprints were taken on a CPU")
 @pytest.mark.parametrize("name", sorted(TODAY))
 def test_zero_terms_are_todays_bits(name):
@@ -192,6 +195,7 @@ def test_autoscaler_matches_hourly_reference(name):
         assert_outputs_agree(core, ref, i, where, EXACT6, CLOSE)
 
 
+@pytest.mark.slow  # bit for bit at the users' compile level (see test_zero_terms_are_todays_bits)
 def test_one_round_is_section_1_with_the_terms_on():
     sc = mc.presets.get("golden-idler-steady").replace(ON)
     one = engine.sample(month.fleet_month, sc, 48, seed=9, chunk=16)
