@@ -5,8 +5,8 @@ from __future__ import annotations
 from .. import _validate as v
 from ..studies import bench
 from .. import files
-from ..studies.reports import (format_bench, format_bench_autoscaler, format_bench_latency, format_bench_pool,
-                               format_bench_structure)
+from ..studies.benchreport import (format_bench, format_bench_autoscaler, format_bench_latency, format_bench_pool,
+                                   format_bench_structure)
 from ._common import print_json
 
 

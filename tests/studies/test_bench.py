@@ -7,7 +7,7 @@ import pytest
 import mc
 from mc import fleet
 from mc.studies import numpy_month
-from mc.studies.reports import format_bench
+from mc.studies.benchreport import format_bench
 
 from conftest import batch_draws, one_fast
 
@@ -63,7 +63,7 @@ def test_bench_skips_chunks_that_do_not_fit(monkeypatch):
 
 
 def test_autoscaler_bench_report_names_rounds_and_ratios():
-    from mc.studies.reports import format_bench_autoscaler
+    from mc.studies.benchreport import format_bench_autoscaler
 
     row = {"months_per_s": 2000.0, "n": 4096, "seconds": 2.0}
     r = {"scenario": "lemon-hunter", "rounds": 31, "backend": "cpu", "device": "cpu", "devices": 1, "jax": "x",
@@ -90,7 +90,7 @@ def test_reference_timing_feeds_each_month_its_own_draws():
 @pytest.mark.slow
 def test_latency_bench_times_every_arrival_process_in_one_run():
     from mc.studies import bench
-    from mc.studies.reports import format_bench_latency
+    from mc.studies.benchreport import format_bench_latency
 
     log = bench.synthetic_log(rows=400, rate=5.0)
     r = bench.latency(log, replications=2, requests=40, warmup=0, max_batch=8)
