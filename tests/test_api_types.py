@@ -108,6 +108,8 @@ CASES: dict[str, Case] = {
                                                                              "given": ("eviction",)}),
     "mc.Lottery": Case(names={"lo": ("lottery.hi",)}),  # lo above the default hi: hi is out of range
     "mc.Window": Case(),
+    "mc.Wander": Case(),
+    "mc.Swing": Case(),
     "mc.Pool": Case(lambda: {"groups": ((mc.FLAGSHIP, 2),)}, names={"groups": ("pool",)}),
     "mc.Pool.of": Case(lambda: {"*groups": [("flagship", 2)]}, names={"groups": ("pool",)}),
     "mc.Scenario": Case(lambda: {"pool": scenario().pool}),
@@ -196,6 +198,11 @@ SKIP: dict[str, str] = {
     "mc.serving.queue": "Serving's module: Serving (walked as mc.Serving) and the device Params it makes",
     "mc.serving.arrivals": DEVICE,
     "mc.serving.loop": DEVICE,
+    "mc.serving.routedloop": DEVICE,
+    "mc.serving.routers": "the routers' registry (SPEC §9): each router a device function the pool's loop calls",
+    "mc.serving.routed": "the pool's module (SPEC §9): RoutedPool and simulate, walked through mc latency --cards by "
+                         "tests/cli/test_routed_cli.py",
+    "mc.serving.latency.request_figures": DEVICE,
     "mc.serving.latency.requests": DEVICE,
     "mc.serving.latency.replication": DEVICE,
     "mc.serving.kv_bytes_per_token": FORMULA,

@@ -41,6 +41,7 @@ class CardClass:
     price: float = declare(lo=0.01, hi=MAX_POOL_CENTS / 100, unit="$ per card-month", doc="price p")
 
     def __post_init__(self):
+        _name("card.name", self.name)  # first: the other fields' errors are named by it
         check_fields(self, self.name)
 
     @property

@@ -155,6 +155,8 @@ def check_block(block: float, log: RequestLog) -> float:
     """The bootstrap's block (s of log time): positive, at most the log's span."""
     v.instance("log", log, RequestLog, "a RequestLog")
     block = BLOCK.check("block", block)
+    if block is None:  # the field's unset default is the caller's to fill, not a value
+        v.fail("block", block, f"must be a number in {BLOCK.allowed()}")
     if block > log.span:
         v.fail("block", block, f"must be at most the log's span, {log.span:.6g} s ({log.source})")
     return block
