@@ -79,7 +79,13 @@ def forced(sc):
     return sc
 
 
-@pytest.mark.parametrize("name", ["golden-idler-steady", "lemon-hunter"])
+def fast_one(names, fast):
+    """``names`` as parameters, all but ``fast`` in the full tier (each is a compiled shape
+    of its own; the fast tier keeps one that has every term)."""
+    return [pytest.param(n, marks=() if n == fast else pytest.mark.slow) for n in sorted(names)]
+
+
+@pytest.mark.parametrize("name", fast_one(["golden-idler-steady", "lemon-hunter"], "golden-idler-steady"))
 def test_structured_path_with_zero_terms_is_section_1_4(name):
     """The hour-by-hour path, every factor 1, reduces to §1.4's window and §1.8's
     capacity: the same evictions and run sets, tokens to float tolerance."""
@@ -123,7 +129,7 @@ CLOSE = ("convergence", "wrong_share", "demand_tokens", "delivered_tokens", "cap
          "idle_burn")
 
 
-@pytest.mark.parametrize("name", sorted(STRUCTURED))
+@pytest.mark.parametrize("name", fast_one(STRUCTURED, "floor-fractional-window"))
 def test_month_matches_hourly_reference(name):
     """The JAX month against the brute-force hourly reference on the same draws:
     scores to float tolerance; evictions, run sets and money exactly; tokens to
@@ -178,7 +184,7 @@ ROUNDS = {
 EXACT6 = EXACT + ("n_replaced", "lemons_end", "lemons_evicted", "first_eviction_hour")
 
 
-@pytest.mark.parametrize("name", sorted(ROUNDS))
+@pytest.mark.parametrize("name", fast_one(ROUNDS, "twelve-hourly-strikes2-wander"))
 def test_autoscaler_matches_hourly_reference(name):
     """§6 with the terms on against the reference's hour-by-hour paths: every
     round's window sees its card's path (the same path round after round), a
@@ -222,6 +228,7 @@ def test_numpy_month_matches_core_with_the_terms_on():
     assert numpy_month.months(sc, 8, batch=4)["bill"].shape == (8,)
 
 
+@pytest.mark.slow  # chunk invariance, as the other models', is the full tier's
 def test_months_do_not_depend_on_the_chunk():
     """The structure's paths, windows and hourly capacity give a month the same
     bits in any chunk (§1 and §6 with replacements)."""

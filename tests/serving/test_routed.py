@@ -107,6 +107,7 @@ def _p95(res, col="ttft_p95"):
     return res.mean_interval(col)
 
 
+@pytest.mark.slow  # statistical: the full tier's
 def test_random_routing_of_poisson_is_section_7_at_rate_over_n():
     C, rate, K = 4, 24.0, 60
     s = L.Serving(batcher="continuous", n=400, warmup=100, **KW)
@@ -121,6 +122,7 @@ def test_random_routing_of_poisson_is_section_7_at_rate_over_n():
         assert abs(m9 - m7) <= 1.5 * h + 0.02 * m7, (col, m9, m7, h)
 
 
+@pytest.mark.slow  # statistical: the full tier's
 def test_least_requests_is_no_worse_than_random():
     C, rate, K = 4, 80.0, 40
     s = L.Serving(batcher="continuous", n=400, warmup=100, **KW)
