@@ -112,6 +112,21 @@ def autoscaler_draws(sc: mc.Scenario, n: int, seed: int = 0):
     return per_month, {k: np.asarray(v) for k, v in out.items()}
 
 
+def assert_numpy_month_agrees(sc: mc.Scenario, n: int, seed: int = 7) -> None:
+    """``mc.studies.numpy_month`` (the bench's baseline) against the core on months
+    0..n-1's draws: money, counts and verdicts equal, the rest to float tolerance."""
+    from mc.studies import numpy_month
+
+    d = batch_draws(sc, n, seed=seed)
+    core = {k: np.asarray(v) for k, v in jax.jit(jax.vmap(lambda x: fleet.outcome(x, sc)))(d).items()}
+    ref = numpy_month.outcome(jax.tree_util.tree_map(np.asarray, d), sc)
+    for k in fleet.OUTPUTS:
+        if k in fleet.month.MONEY + fleet.month.COUNTS or k.startswith("pass_"):
+            assert np.array_equal(core[k], ref[k]), k
+        else:
+            np.testing.assert_allclose(core[k], ref[k], rtol=1e-4, atol=1e-3, err_msg=k)
+
+
 def assert_outputs_agree(core: dict, ref: dict, i: int, where: str, exact, close) -> None:
     """Month ``i`` of the core's outputs against the reference's: ``exact`` columns
     equal, ``close`` ones to float tolerance (relative, or a millionth of the bill),

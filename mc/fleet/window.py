@@ -14,16 +14,13 @@ from .dips import CardDips
 NAMED = {"hour": 1.0, "day": 24.0, "week": 168.0}
 
 
-def hours(value) -> float:
-    """A window length from a number of hours or ``hour``/``day``/``week``."""
+def _named(field: str, value):
+    """``hour``/``day``/``week`` as hours; anything else as given, for the declaration's
+    range to check."""
     if isinstance(value, str):
-        v.choice("window.hours", value, NAMED)
+        v.choice(field, value, NAMED)
         return NAMED[value]
-    return v.number("window.hours", value, lo=0.0, lo_open=True, hi=1e6)
-
-
-def _hours(field: str, value):
-    return hours(value)
+    return value
 
 
 @pytree_dataclass
@@ -31,7 +28,7 @@ class Window:
     """A window of ``hours`` before the month; an hour window errs by ``sigma_hour`` per
     card, and by ``common_hour`` shared by every card scored on it (SPEC §1.4.1)."""
 
-    hours: float = declare(168.0, lo=0.0, lo_open=True, hi=1e6, unit="h", parse=_hours,
+    hours: float = declare(168.0, lo=0.0, lo_open=True, hi=1e6, unit="h", parse=_named,
                            doc="window W the cards are scored on")
     sigma_hour: float = declare(0.25, lo=0.0, unit="share", doc="score error (1 sd) of an hour's window")
     common_hour: float = declare(0.0, lo=0.0, hi=1.0, unit="share",

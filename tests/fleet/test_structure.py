@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import mc
-from conftest import assert_outputs_agree, month_draws
+from conftest import assert_numpy_month_agrees, assert_outputs_agree, month_draws, one_fast
 from mc import engine
 from mc.fleet import model, structure
 from mc._pytree import set_field
@@ -79,13 +79,7 @@ def forced(sc):
     return sc
 
 
-def fast_one(names, fast):
-    """``names`` as parameters, all but ``fast`` in the full tier (each is a compiled shape
-    of its own; the fast tier keeps one that has every term)."""
-    return [pytest.param(n, marks=() if n == fast else pytest.mark.slow) for n in sorted(names)]
-
-
-@pytest.mark.parametrize("name", fast_one(["golden-idler-steady", "lemon-hunter"], "golden-idler-steady"))
+@pytest.mark.parametrize("name", one_fast(["golden-idler-steady", "lemon-hunter"]))
 def test_structured_path_with_zero_terms_is_section_1_4(name):
     """The hour-by-hour path, every factor 1, reduces to §1.4's window and §1.8's
     capacity: the same evictions and run sets, tokens to float tolerance."""
@@ -129,7 +123,7 @@ CLOSE = ("convergence", "wrong_share", "demand_tokens", "delivered_tokens", "cap
          "idle_burn")
 
 
-@pytest.mark.parametrize("name", fast_one(STRUCTURED, "floor-fractional-window"))
+@pytest.mark.parametrize("name", one_fast(sorted(STRUCTURED), keep="floor-fractional-window"))
 def test_month_matches_hourly_reference(name):
     """The JAX month against the brute-force hourly reference on the same draws:
     scores to float tolerance; evictions, run sets and money exactly; tokens to
@@ -184,7 +178,7 @@ ROUNDS = {
 EXACT6 = EXACT + ("n_replaced", "lemons_end", "lemons_evicted", "first_eviction_hour")
 
 
-@pytest.mark.parametrize("name", fast_one(ROUNDS, "twelve-hourly-strikes2-wander"))
+@pytest.mark.parametrize("name", one_fast(sorted(ROUNDS), keep="twelve-hourly-strikes2-wander"))
 def test_autoscaler_matches_hourly_reference(name):
     """§6 with the terms on against the reference's hour-by-hour paths: every
     round's window sees its card's path (the same path round after round), a
@@ -212,19 +206,10 @@ def test_one_round_is_section_1_with_the_terms_on():
 
 def test_numpy_month_matches_core_with_the_terms_on():
     """``mc.numpy_month`` (the bench's baseline) simulates the terms as the core does."""
-    from conftest import batch_draws
-    from mc import fleet
     from mc.studies import numpy_month
 
     sc = STRUCTURED["steady-all-terms"]
-    d = batch_draws(sc, 24, seed=7)
-    core = {k: np.asarray(v) for k, v in jax.jit(jax.vmap(lambda x: fleet.outcome(x, sc)))(d).items()}
-    ref = numpy_month.outcome(jax.tree_util.tree_map(np.asarray, d), sc)
-    for k in fleet.OUTPUTS:
-        if k in fleet.month.MONEY + fleet.month.COUNTS or k.startswith("pass_"):
-            assert np.array_equal(core[k], ref[k]), k
-        else:
-            np.testing.assert_allclose(core[k], ref[k], rtol=1e-4, atol=1e-3, err_msg=k)
+    assert_numpy_month_agrees(sc, 24)
     assert numpy_month.months(sc, 8, batch=4)["bill"].shape == (8,)
 
 

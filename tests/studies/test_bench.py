@@ -9,7 +9,7 @@ from mc import fleet
 from mc.studies import numpy_month
 from mc.studies.benchreport import format_bench
 
-from conftest import batch_draws, one_fast
+from conftest import assert_numpy_month_agrees, batch_draws, one_fast
 
 SCENARIOS = ["golden-idler-steady", "noise-evictor", "bargain-shortfall"]
 
@@ -18,14 +18,7 @@ SCENARIOS = ["golden-idler-steady", "noise-evictor", "bargain-shortfall"]
 @pytest.mark.parametrize("name", one_fast(SCENARIOS))
 def test_numpy_month_matches_core_on_the_same_draws(name):
     sc = mc.presets.get(name)
-    d = batch_draws(sc, 200, seed=7)
-    core = {k: np.asarray(v) for k, v in jax.jit(jax.vmap(lambda x: fleet.outcome(x, sc)))(d).items()}
-    ref = numpy_month.outcome(jax.tree_util.tree_map(np.asarray, d), sc)
-    for k in fleet.OUTPUTS:
-        if k in fleet.month.MONEY + fleet.month.COUNTS or k.startswith("pass_"):
-            assert np.array_equal(core[k], ref[k]), k
-        else:
-            np.testing.assert_allclose(core[k], ref[k], rtol=1e-4, atol=1e-3, err_msg=k)
+    assert_numpy_month_agrees(sc, 200)
 
 
 def test_numpy_months_are_plausible():
