@@ -78,6 +78,9 @@ def run(args, s: lat.Serving, traffic, head, table, progress) -> int:
     reps = lat.check_replications(s, args.replications, default=100)
     engine.check_run_args(1, args.seed, args.chunk)
     kw = dict(seed=args.seed, percentile=args.percentile, chunk=args.chunk, progress=progress)
+    note = pool.seats_note()  # a replication too short for the pool's seats: said, not refused
+    if note is not None and not args.quiet:
+        print(f"mc latency: warning: {note} (--requests, --warmup)", file=sys.stderr)
     found = None
     if args.slo_ttft is None:
         res = routed.simulate(pool, rate, reps, **kw)
@@ -100,7 +103,8 @@ def run(args, s: lat.Serving, traffic, head, table, progress) -> int:
     tr["load"] = res.rate / pool.capacity_rate()
     tr["capacity_rate"] = pool.capacity_rate()
     out = {"serving": s.as_dict(), "pool": pool.as_dict(), "traffic": tr, "replications": res.replications,
-           "seed": args.seed, "figures": res.figures(), "bands": res.bands(), "per_card": res.per_card()}
+           "seed": args.seed, "figures": res.figures(), "bands": res.bands(), "per_card": res.per_card(),
+           "notes": [] if note is None else [note]}
     if found is not None:
         out["slo"] = found
     other = None

@@ -150,7 +150,8 @@ def slo_card(entry: Mapping[str, Any], count: int | None = None) -> CardClass:
     ``rated_from = "pool-slo"`` (SPEC §9): the entry's ``count`` cards behind
     ``router`` (default least_requests; ``speeds`` optional, one factor per card)
     are searched together, and each card is rated at the pool's SLO tok/s divided
-    by the count.
+    by the count. Refused: ``n`` or ``warmup`` too short for the pool's seats
+    (``RoutedPool.short_of_seats``).
     """
     entry = dict(entry)
     kind = v.choice("rated_from", entry.pop("rated_from", None), ["slo", "pool-slo"])
@@ -170,7 +171,9 @@ def slo_card(entry: Mapping[str, Any], count: int | None = None) -> CardClass:
         pool = (count, router, None if speeds is None else tuple(speeds))
     queue = latency.Serving(**entry)
     if pool is not None:
-        pool = (routed.RoutedPool(queue, cards=count, router=pool[1], speeds=pool[2]).cards, pool[1], pool[2])
+        target = routed.RoutedPool(queue, cards=count, router=pool[1], speeds=pool[2])
+        target.check_seats(f"pool.{name}.")  # a replication that only fills the pool rates nothing
+        pool = (target.cards, pool[1], pool[2])
     # Checked before the search is looked up by value (a list is not hashable).
     search["slo_ttft"], search["percentile"], search["share"], search["rel_tol"] = slo.check_slo(
         search["slo_ttft"], search["percentile"], search["share"], search["rel_tol"])

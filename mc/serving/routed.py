@@ -43,6 +43,10 @@ TIMES = ("step_base", "step_kv", "prefill_token")  # divided by a card's speed
 POOL_TABLE = {**{k: c for k, c in COLUMNS.items() if k != "pass_slo"}, "slow_tail_share": Column("float", "share"),
               "slowest_speed": Column("float", "×"), "pass_slo": COLUMNS["pass_slo"]}
 POOL_COLUMNS = tuple(POOL_TABLE)
+# How long a replication must be for its pool (docs/guide/router.md): an empty pool of
+# S = cards x slots seats takes its first S arrivals without queueing, whatever the rate.
+TURNOVERS = 4  # measured requests per seat, at least
+FILL_SHARE = 0.05  # the most of the measured requests that may be among the first S arrivals
 
 
 @pytree_dataclass(static=("router", "cards", "lottery"))
@@ -110,6 +114,40 @@ class RoutedPool:
         """The pool's full-batch capacity: the card's times its cards' factors summed
         (the nominal cards' count with a lottery)."""
         return self.serving.capacity_rate() * (self.cards if self.speeds is None else sum(self.speeds))
+
+    @property
+    def seats(self) -> int:
+        """The requests the pool holds at once: cards times the card's slots."""
+        return self.cards * self.serving.slots
+
+    def short_of_seats(self) -> tuple[str, int, str] | None:
+        """Why a replication is too short for the pool's seats ``S``, as ``(field,
+        value, allowed)``, or None: ``n`` must be at least ``TURNOVERS · S`` (each seat
+        turns over several times within the measured requests) and ``warmup`` at
+        least ``S − FILL_SHARE · n`` (at most that share of the measured requests can
+        arrive while the empty pool fills)."""
+        s, S = self.serving, self.seats
+        where = f"the pool's {S:,} seats ({self.cards:,} cards x {s.slots:,})"
+        if s.n < TURNOVERS * S:
+            return "n", s.n, (f"must be at least {TURNOVERS * S:,} measured requests per replication, {TURNOVERS} "
+                              f"per seat of {where}: a shorter replication measures a pool still filling")
+        need = S - math.floor(FILL_SHARE * s.n)
+        if s.warmup < need:
+            return "warmup", s.warmup, (f"must be at least {need:,} with n = {s.n:,}: an empty pool seats its "
+                                        f"first arrivals at once, and at most {FILL_SHARE:.0%} of the measured "
+                                        f"requests may be among the first {S:,} ({where})")
+        return None
+
+    def check_seats(self, prefix: str = "") -> None:
+        """Refuses (one line, ``ParamError``) a replication too short for the pool's seats."""
+        short = self.short_of_seats()
+        if short is not None:
+            v.fail(prefix + short[0], short[1], short[2])
+
+    def seats_note(self) -> str | None:
+        """``short_of_seats`` as one line (``field=value: allowed``), or None."""
+        short = self.short_of_seats()
+        return None if short is None else f"{short[0]}={short[1]}: {short[2]}"
 
     def as_dict(self) -> dict:
         return {"cards": self.cards, "router": self.router, "speeds": None if self.speeds is None else list(self.speeds),
@@ -214,8 +252,8 @@ def simulate(pool: RoutedPool, rate: float | None = None, replications: int | No
                       out.summary, pd.DataFrame(out.columns), pool=pool)
 
 
-__all__ = ["MAX_CARDS", "POOL_COLUMNS", "PoolParams", "PoolResult", "RoutedPool", "paired", "replication", "requests",
-           "schema", "simulate", "speeds_of"]
+__all__ = ["FILL_SHARE", "MAX_CARDS", "POOL_COLUMNS", "TURNOVERS", "PoolParams", "PoolResult", "RoutedPool", "paired",
+           "replication", "requests", "schema", "simulate", "speeds_of"]
 
 
 def paired(a: PoolResult, b: PoolResult, col: str = "ttft_p95") -> dict:

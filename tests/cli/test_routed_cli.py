@@ -23,6 +23,19 @@ def test_pool_json_has_intervals_per_card_utilisation_and_the_slow_tail(capsys):
     assert 0 <= f["slow_tail_share"]["value"] <= 1
     assert len(out["per_card"]["utilisation"]) == 3
     assert out["traffic"]["load"] == pytest.approx(30 / out["traffic"]["capacity_rate"])
+    # 120 requests for 3 cards' 48 seats: said in the notes, and (--quiet) not on stderr
+    assert out["notes"] == ["n=120: must be at least 192 measured requests per replication, 4 per seat of the "
+                            "pool's 48 seats (3 cards x 16): a shorter replication measures a pool still filling"]
+    assert capsys.readouterr().err == ""
+
+
+def test_a_replication_short_for_the_pools_seats_is_one_warning_line(capsys):
+    loud = [a for a in SMALL if a != "--quiet"]
+    assert main(loud + ["--cards", "3", "--speeds", "1,1,0.65", "--router", "least_tokens", "--rate", "30",
+                        "--replications", "4", "--json"]) == 0
+    cap = capsys.readouterr()
+    warned = [line for line in cap.err.splitlines() if "warning" in line]
+    assert warned == ["mc latency: warning: " + json.loads(cap.out)["notes"][0] + " (--requests, --warmup)"]
 
 
 def test_a_scenario_with_lemons_reports_their_cost_on_the_same_draws(capsys):
@@ -43,7 +56,8 @@ def test_a_replayed_log_behind_a_router_prints_the_pools_figures(capsys):
 
 
 def test_one_card_with_a_router_is_allowed(capsys):
-    assert main(SMALL + ["--cards", "1", "--router", "random", "--rate", "5", "--replications", "2"]) == 0
+    assert main(SMALL + ["--cards", "1", "--router", "random", "--rate", "5", "--replications", "2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["notes"] == []  # 120 requests after 20 for 16 seats: long enough
 
 
 @pytest.mark.parametrize("argv, match", [

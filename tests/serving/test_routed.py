@@ -151,3 +151,18 @@ def test_results_do_not_depend_on_the_chunk():
 def test_a_pool_too_large_for_its_routing_lists_is_refused():
     with pytest.raises(ParamError, match="cards=4096"):
         P.RoutedPool(L.Serving(n=2**17, **KW), cards=4096)
+
+
+def test_a_replication_short_for_the_pools_seats_is_named():
+    def short(n, warmup, cards=4):  # 16 slots a card: 64 seats
+        return P.RoutedPool(L.Serving(n=n, warmup=warmup, max_batch=16, **KW), cards=cards).short_of_seats()
+
+    S = 4 * 16
+    assert short(P.TURNOVERS * S, S) is None
+    field, value, allowed = short(P.TURNOVERS * S - 1, S)
+    assert (field, value) == ("n", P.TURNOVERS * S - 1) and f"at least {P.TURNOVERS * S}" in allowed
+    n = 1000  # the fill may take at most 5% of the measured requests: warmup >= 64 - 50
+    assert short(n, S - 50) is None and short(n, S - 51)[:2] == ("warmup", S - 51)
+    assert short(P.TURNOVERS * 16, 0, cards=1)[0] == "warmup"  # one card too: it is §7's queue
+    with pytest.raises(ParamError, match=r"^x\.n=10: must be at least 256 "):
+        P.RoutedPool(L.Serving(n=10, warmup=0, max_batch=16, **KW), cards=4).check_seats("x.")
