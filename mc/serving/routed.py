@@ -212,13 +212,18 @@ class PoolResult(LatencyResult):
 
     pool: RoutedPool | None = None
 
+    @property
+    def load(self) -> float:
+        """The offered load: the pool's rate over the pool's capacity (not one card's)."""
+        return self.rate / self.pool.capacity_rate()
+
     def per_card(self) -> dict:
         """Per-card utilisation: the median over replications of each card's busy share."""
         return {"utilisation": [float(np.median(self.samples[f"util_{i}"])) for i in range(self.pool.cards)]}
 
     def figures(self) -> dict:
         out = super().figures()
-        out["load"] = engine.figure(self.rate / self.pool.capacity_rate(), units="")
+        out["load"] = engine.figure(self.load, units="")
         m, lo, hi = self.median_interval("slow_tail_share")
         one = self.replications < 2
         out["slow_tail_share"] = engine.figure(m, None if one else lo, None if one else hi,

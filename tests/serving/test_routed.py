@@ -10,6 +10,7 @@ from functools import partial
 
 import jax
 import numpy as np
+import pandas as pd
 import pytest
 
 from mc import engine
@@ -166,3 +167,9 @@ def test_a_replication_short_for_the_pools_seats_is_named():
     assert short(P.TURNOVERS * 16, 0, cards=1)[0] == "warmup"  # one card too: it is §7's queue
     with pytest.raises(ParamError, match=r"^x\.n=10: must be at least 256 "):
         P.RoutedPool(L.Serving(n=10, warmup=0, max_batch=16, **KW), cards=4).check_seats("x.")
+
+
+def test_a_pools_load_is_over_the_pools_capacity():  # an SLO rating's load reads it
+    pool = P.RoutedPool(L.Serving(**KW), cards=4, speeds=(1, 1, 1, 0.5))
+    res = P.PoolResult(pool.serving, 30.0, 1, 0, 95.0, None, {}, pd.DataFrame(), pool=pool)
+    assert res.load == pytest.approx(30.0 / (3.5 * pool.serving.capacity_rate()))
