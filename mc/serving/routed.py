@@ -127,15 +127,16 @@ class RoutedPool:
         least ``S − FILL_SHARE · n`` (at most that share of the measured requests can
         arrive while the empty pool fills)."""
         s, S = self.serving, self.seats
-        where = f"the pool's {S:,} seats ({self.cards:,} cards x {s.slots:,})"
+        seats = f"({self.cards:,} cards x {s.slots:,} seats)"
         if s.n < TURNOVERS * S:
             return "n", s.n, (f"must be at least {TURNOVERS * S:,} measured requests per replication, {TURNOVERS} "
-                              f"per seat of {where}: a shorter replication measures a pool still filling")
+                              f"per seat of the pool's {S:,} {seats}: a shorter replication measures a pool still "
+                              "filling")
         need = S - math.floor(FILL_SHARE * s.n)
         if s.warmup < need:
             return "warmup", s.warmup, (f"must be at least {need:,} with n = {s.n:,}: an empty pool seats its "
-                                        f"first arrivals at once, and at most {FILL_SHARE:.0%} of the measured "
-                                        f"requests may be among the first {S:,} ({where})")
+                                        f"first {S:,} arrivals at once {seats}, and at most {FILL_SHARE:.0%} of "
+                                        "the measured requests may be among them")
         return None
 
     def check_seats(self, prefix: str = "") -> None:

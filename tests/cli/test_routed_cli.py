@@ -25,7 +25,7 @@ def test_pool_json_has_intervals_per_card_utilisation_and_the_slow_tail(capsys):
     assert out["traffic"]["load"] == pytest.approx(30 / out["traffic"]["capacity_rate"])
     # 120 requests for 3 cards' 48 seats: said in the notes, and (--quiet) not on stderr
     assert out["notes"] == ["n=120: must be at least 192 measured requests per replication, 4 per seat of the "
-                            "pool's 48 seats (3 cards x 16): a shorter replication measures a pool still filling"]
+                            "pool's 48 (3 cards x 16 seats): a shorter replication measures a pool still filling"]
     assert capsys.readouterr().err == ""
 
 
