@@ -482,3 +482,18 @@ def test_every_slo_pool_entry_field_names_itself(key):
         if got:
             problems[label] = got
     assert not problems, "\n".join(f"pool slo.{key}={k}: {msg}" for k, msg in problems.items())
+
+
+@pytest.mark.parametrize("key", list(mc.fleet.pool.POOL_SLO))
+def test_every_pool_slo_entry_field_names_itself(key):
+    """A pool rated at its SLO (``rated_from = "pool-slo"``): its own fields. The entry's
+    2 cards of 16 seats are too many for 16 requests, so a value that passes is refused
+    by the pool's seats, naming the pool entry, before any search runs."""
+    problems = {}
+    for label, value in HOSTILE.items():
+        entry = {**SLO_ENTRY, "rated_from": "pool-slo", key: value}
+        got = check(lambda: scenario().replace({"pool": [entry]}),
+                    (key, "pool") + (("a",) if label == "dict" else ()))
+        if got:
+            problems[label] = got
+    assert not problems, "\n".join(f"pool pool-slo.{key}={k}: {msg}" for k, msg in problems.items())

@@ -167,13 +167,12 @@ def slo_card(entry: Mapping[str, Any], count: int | None = None) -> CardClass:
     search = {k: entry.pop(k, d) for k, d in SLO_SEARCH.items()}
     pool = None
     if kind == "pool-slo":
-        router, speeds = (entry.pop(k, d) for k, d in POOL_SLO.items())
-        pool = (count, router, None if speeds is None else tuple(speeds))
+        pool = tuple(entry.pop(k, d) for k, d in POOL_SLO.items())
     queue = latency.Serving(**entry)
     if pool is not None:
-        target = routed.RoutedPool(queue, cards=count, router=pool[1], speeds=pool[2])
+        target = routed.RoutedPool(queue, cards=count, router=pool[0], speeds=pool[1])
         target.check_seats(f"pool.{name}.")  # a replication that only fills the pool rates nothing
-        pool = (target.cards, pool[1], pool[2])
+        pool = (target.cards, target.router, target.speeds)
     # Checked before the search is looked up by value (a list is not hashable).
     search["slo_ttft"], search["percentile"], search["share"], search["rel_tol"] = slo.check_slo(
         search["slo_ttft"], search["percentile"], search["share"], search["rel_tol"])

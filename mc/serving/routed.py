@@ -86,11 +86,14 @@ class RoutedPool:
         if self.speeds is not None:
             if self.lottery is not None:
                 v.fail("speeds", self.speeds, "and a lottery were both given: give one")
-            sp = tuple(self.speeds)
+            try:
+                sp = tuple(self.speeds)
+            except TypeError:
+                v.fail("speeds", self.speeds, "must be one factor per card, e.g. (1, 1, 0.65)")
+            sp = tuple(v.number(f"speeds[{i}]", x, lo=0.0, lo_open=True, hi=1e3) for i, x in enumerate(sp))
             if len(sp) != self.cards:
                 v.fail("speeds", ",".join(f"{x:g}" for x in sp)[:60],
                        f"must give one factor per card: {len(sp)} given for {self.cards} cards")
-            sp = tuple(v.number(f"speeds[{i}]", x, lo=0.0, lo_open=True, hi=1e3) for i, x in enumerate(sp))
             object.__setattr__(self, "speeds", sp)
         if self.lottery is not None and not callable(self.lottery):
             raise TypeError(f"lottery must be a function (key, cards) -> factors, not {type(self.lottery).__name__}")

@@ -134,7 +134,8 @@ def test_least_requests_is_no_worse_than_random():
 
 @pytest.mark.parametrize("kw, match", [
     (dict(cards=0), "cards"), (dict(cards=3, speeds=(1, 1)), "speeds"), (dict(cards=2, speeds=(1, 0)), "speeds"),
-    (dict(cards=2, speeds=(1, -1)), "speeds"), (dict(cards=2, router="fastest"), "router")])
+    (dict(cards=2, speeds=(1, -1)), "speeds"), (dict(cards=2, router="fastest"), "router"),
+    (dict(cards=2, speeds=5), "speeds=5"), (dict(cards=1, speeds="x"), r"speeds\[0\]='x'")])
 def test_bad_pools_are_refused(kw, match):
     with pytest.raises(ParamError, match=match):
         P.RoutedPool(L.Serving(**KW), **kw)
