@@ -217,7 +217,7 @@ SKIP: dict[str, str] = {
     "mc.studies.grid": STUDY,
     "mc.studies.manifest": STUDY,
     "mc.studies.numpy_month": STUDY,
-    "mc.studies.reports": STUDY,
+    "mc.studies.presets": STUDY,
     "mc.studies.sensitivity": STUDY,
     "mc.studies.sweep": STUDY,
     "mc.studies.Calibration": RECORD,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .. import _validate as v
 from .. import engine, serving
 from ..serving import catalogue, latency, slo
-from ..studies.reports import format_card
+from ..serving.arithmetic import format_card
 from ..studies import figures, manifest
 from ._common import print_json
 

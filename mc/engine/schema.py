@@ -45,6 +45,12 @@ def of_kind(table: Mapping[str, Column], kind: str) -> tuple[str, ...]:
     return tuple(c for c, col in table.items() if col.kind == kind)
 
 
+def column_units(table: Mapping[str, Column]) -> dict[str, str]:
+    """``{column: units}`` of a model's column table, its checks left out (a check's
+    figure is its pass rate, ``pass_figure``)."""
+    return {c: col.units for c, col in table.items() if col.kind != "pass"}
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class Schema:
     """Column names in output order, each assigned one kind (see the module)."""
