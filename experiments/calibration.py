@@ -25,7 +25,7 @@ def main(argv=None) -> int:
     from mc.fleet import presets
     from mc.studies import calibrate as cal
     from mc.studies import manifest
-    from mc.studies.reports import format_calibration
+    from mc.studies.calibrate import format_calibration
 
     config = {"presets": list(PRESETS), "n": args.n, "seed": args.seed, "max_wrong": args.max_wrong,
               "max_capacity_risk": args.max_capacity_risk}

@@ -25,7 +25,7 @@ def main(argv=None) -> int:
     from mc.fleet import presets, simulate
     from mc.studies import manifest
     from mc.studies import sweep as sw
-    from mc.studies.reports import preset_row, presets_table
+    from mc.studies.presets import preset_row, presets_table
     from tqdm.auto import tqdm
 
     start = time.perf_counter()

@@ -14,7 +14,7 @@ over it (``sweep``, ``calibrate``, ``sensitivity``), buying a fleet (``buy``,
 Packages, lowest layer first: ``kernels`` (exact numerics), ``engine`` (keys,
 chunks, devices, streamed summaries), ``serving`` (SPEC §5), ``fleet`` (§1–§3, §6),
 ``buy`` (§4), ``files`` (inputs), ``telemetry`` (§8), ``studies`` (sweeps,
-calibration, bench, reports), ``cli``. ``kernels``, ``engine`` and the studies'
+calibration, bench, presets), ``cli``. ``kernels``, ``engine`` and the studies'
 NumPy month (``mc.studies.numpy_month``) are internals, reachable by their
 packages but not part of this face.
 """

@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from mc.studies import bench  # noqa: E402
-from mc.studies.reports import format_bench_autoscaler  # noqa: E402
+from mc.studies.benchreport import format_bench_autoscaler  # noqa: E402
 from ref_autoscaler import month as reference  # noqa: E402
 
 

@@ -202,6 +202,9 @@ SKIP: dict[str, str] = {
     "mc.serving.routers": "the routers' registry (SPEC §9): each router a device function the pool's loop calls",
     "mc.serving.routed": "the pool's module (SPEC §9): RoutedPool and simulate, walked through mc latency --cards by "
                          "tests/cli/test_routed_cli.py",
+    "mc.serving.slo.card_rating": "mc card's SLO rating of a Card that mc.serving.card validated (walked as mc.serving.card; "
+                                  "tests/cli/test_card_slo.py)",
+    "mc.serving.slo.format_card_rating": "the text of card_rating's dict (tests/cli/test_card_slo.py)",
     "mc.serving.latency.request_figures": DEVICE,
     "mc.serving.latency.requests": DEVICE,
     "mc.serving.latency.replication": DEVICE,
@@ -217,7 +220,7 @@ SKIP: dict[str, str] = {
     "mc.studies.grid": STUDY,
     "mc.studies.manifest": STUDY,
     "mc.studies.numpy_month": STUDY,
-    "mc.studies.reports": STUDY,
+    "mc.studies.presets": STUDY,
     "mc.studies.sensitivity": STUDY,
     "mc.studies.sweep": STUDY,
     "mc.studies.Calibration": RECORD,

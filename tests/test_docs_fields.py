@@ -24,6 +24,7 @@ from mc.fleet.window import Window
 from mc.serving.arithmetic import INPUTS
 from mc.serving.queue import LOAD, RATE, Serving
 from mc.serving.slo import SEARCH
+from mc.telemetry import columns as telemetry_columns
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "model.md"
 HEADER = "| field | unit | meaning | default | allowed |"
@@ -63,19 +64,35 @@ PER_CHIP = {"owned", "rent_cap", "prices", "slots", "[owned]", "[rent_cap]", "[p
 UNITS_ONLY = {"### 7.2 Demand from a request log"}
 
 
-def tables() -> dict[str, list[list[str]]]:
-    """``{heading: rows}`` of every field table, each row its five cells."""
-    out, heading, rows = {}, None, None
+def doc_tables(header: str) -> list[tuple[str | None, str | None, list[list[str]]]]:
+    """``(heading, caption, rows)`` of every table whose header line is ``header``, in
+    order: its heading, the first backticked name on the first line of the paragraph
+    above it (None where it names none), each row its cells."""
+    out, heading, caption, rows, paragraph = [], None, None, None, True
     for line in DOCS.read_text().splitlines():
         if line.startswith("#"):
-            heading, rows = line.strip(), None
-        elif line.strip() == HEADER:
-            rows = out.setdefault(heading, [])
+            heading, caption, rows = line.strip(), None, None
+        elif line.strip() == header:
+            rows = []
+            out.append((heading, caption, rows))
         elif rows is not None and line.startswith("|"):
             if not line.startswith("|---"):
                 rows.append([c.strip() for c in line.strip().strip("|").split("|")])
         else:
             rows = None
+            if not line.strip():
+                paragraph = True  # the next text line starts a paragraph
+            elif paragraph:
+                names = re.findall(r"`([^`]+)`", line)
+                caption, paragraph = (names[0] if names else None), False
+    return out
+
+
+def tables() -> dict[str, list[list[str]]]:
+    """``{heading: rows}`` of every field table, each row its five cells."""
+    out: dict[str, list[list[str]]] = {}
+    for heading, _, rows in doc_tables(HEADER):
+        out.setdefault(heading, []).extend(rows)
     return out
 
 
@@ -151,3 +168,30 @@ def test_a_row_is_its_declaration(heading, row):
         assert set(re.findall(r"[\w-]+", rule.split(" (")[0])) >= set(d.options), (allowed, d.options)
     elif kind != "any":
         assert rule == d.allowed(), f"allowed: docs say {rule!r}, the declaration {d.allowed()!r}"
+
+
+# -- column tables ---------------------------------------------------------------------
+# docs/model.md's column tables (``| column | unit | meaning |``), each under a paragraph
+# whose first line names its table in backticks (its file, or ``mc fit``), agree with the declared
+# column tables (``mc.engine.Column``): the same columns in the same order, each with
+# its unit and meaning.
+COLUMN_HEADER = "| column | unit | meaning |"
+COLUMN_TABLES = {"x.parquet": telemetry_columns.SAMPLES, "x.truth.parquet": telemetry_columns.TRUTH,
+                 "x.dips.parquet": telemetry_columns.DIPS, "mc fit": telemetry_columns.READ}
+
+
+def column_tables() -> dict[str | None, list[list[str]]]:
+    """``{caption: rows}`` of every column table."""
+    found = doc_tables(COLUMN_HEADER)
+    captions = [caption for _, caption, _ in found]
+    assert len(set(captions)) == len(captions), f"column tables named alike: {captions}"
+    return {caption: rows for _, caption, rows in found}
+
+
+def test_every_column_table_is_its_declaration():
+    found = column_tables()
+    assert set(COLUMN_TABLES) <= set(found), set(COLUMN_TABLES) - set(found)
+    for caption, table in COLUMN_TABLES.items():
+        docs = [(plain(name), plain(unit), plain(meaning)) for name, unit, meaning in found[caption]]
+        declared = [(name, col.units, col.doc) for name, col in table.items()]
+        assert docs == declared, caption

@@ -10,8 +10,8 @@ import sys
 import time
 
 from .. import buy, files
+from ..buy.report import buy_headline, format_buy
 from ..studies import figures, manifest
-from ..studies.reports import buy_headline, format_buy
 from ._common import add_progress, print_json, progress_of
 
 

@@ -9,7 +9,6 @@ from .. import files
 from ..fleet import policies
 from ..studies import calibrate as cal
 from ..studies import manifest
-from ..studies.reports import format_calibration
 from ._common import add_cluster, cluster_of, executor_of, print_json
 
 # flag -> the scenario field it lists values of; each registered policy's own fields
@@ -117,7 +116,7 @@ def run(args) -> int:
     if args.json:
         print_json(report)
     else:
-        print(format_calibration(args.scenario, result))
+        print(cal.format_calibration(args.scenario, result))
         if args.out:
             print(f"\ncandidates written to {Path(args.out) / 'candidates.parquet'}")
     return 0 if result.best is not None else 1

@@ -3,42 +3,15 @@
 from __future__ import annotations
 
 from .. import _validate as v
-from .. import engine, serving
-from ..serving import catalogue, latency, slo
-from ..studies.reports import format_card
+from .. import serving
+from ..serving import catalogue, slo
+from ..serving.arithmetic import format_card
 from ..studies import figures, manifest
 from ._common import print_json
 
 # The card's inputs, as the provenance's scenario (the rest of the JSON is derived from them).
 INPUTS = ("model", "gpu", "weight_bytes_per_param", "kv_bytes_per_element", "batch_requested", "context", "prompt",
           "mem_util", "prefill_util", "price_hour")
-
-
-# The queue the SLO-rated figure assumes: the card's own requests (fixed prompt and
-# answer = context - prompt), Poisson arrivals, a continuous batcher of the card's batch.
-SLO_QUEUE = dict(batcher="continuous", prompt_cv=0.0, answer_cv=0.0, n=300, warmup=50)
-SLO_SEARCH = dict(percentile=95.0, share=0.9, replications=24, rel_tol=0.05)
-
-
-def slo_rated(c, slo_ttft: float) -> dict:
-    """The card's SLO-rated figure: the highest Poisson rate at which p95 TTFT is at
-    most ``slo_ttft`` with probability 90% over replications (``mc.serving.slo``), under a continuous batcher of the
-    card's batch serving its own requests; ``{"met": False, "reason"}`` when no rate
-    meets it."""
-    s = latency.Serving(c.model, c.gpu, max_batch=c.batch, prompt_mean=max(c.prompt, 1),
-                        answer_mean=max(c.context - c.prompt, 1), prompt_max=max(c.prompt, 1),
-                        answer_max=max(c.context - c.prompt, 1), weight_bytes=c.weight_bytes_per_param,
-                        kv_bytes=c.kv_bytes_per_element, mem_util=c.mem_util, prefill_util=c.prefill_util,
-                        **SLO_QUEUE)
-    out = {"slo_ttft": slo_ttft, **{k: SLO_SEARCH[k] for k in ("percentile", "share", "replications")},
-           "queue": {"arrivals": "poisson", "batcher": "continuous", "max_batch": c.batch,
-                     "prompt": s.longest("prompt"), "answer": s.longest("answer")}}
-    try:
-        got = slo.slo_rate(s, slo_ttft, **SLO_SEARCH)
-    except v.ParamError as err:  # an SLO no rate meets is an answer here, not an input error
-        return {**out, "met": False, "reason": str(err).split(": ", 1)[-1]}
-    return {**out, "met": True, "rate": engine.figure(got.rate, units="req/s"),
-            "tok_s": engine.figure(got.tok_s, units="tok/s"), "load": engine.figure(got.load, units="")}
 
 
 def run(args) -> int:
@@ -52,7 +25,7 @@ def run(args) -> int:
     if c.seats is not None and c.batch_requested > c.seats:  # refused, as a pool entry refuses it
         v.fail("batch", c.batch_requested, f"does not fit: {c.gpu} seats {c.seats} requests of "
                f"{c.context:,} tokens of context for {c.model}; use batch <= {c.seats} or a shorter context")
-    rated = None if args.no_slo else slo_rated(c, args.slo_ttft)
+    rated = None if args.no_slo else slo.card_rating(c, args.slo_ttft)
     if args.json:
         out = c.as_dict()
         if rated is not None:
@@ -66,19 +39,8 @@ def run(args) -> int:
     else:
         print(format_card(c, args.price_hour))
         if rated is not None:
-            print(_slo_line(c, rated))
+            print(slo.format_card_rating(rated))
     return 0
-
-
-def _slo_line(c, r: dict) -> str:
-    q = r["queue"]
-    assumed = (f"p{r['percentile']:g} TTFT <= {r['slo_ttft']:g} s with probability {r['share']:.0%}; Poisson "
-               f"arrivals, continuous batcher of {q['max_batch']}, {q['prompt']:,}-token prompts, {q['answer']:,}-token "
-               "answers")
-    if not r["met"]:
-        return f"SLO-rated         none: {r['reason']} ({assumed})"
-    return (f"SLO-rated        {r['tok_s']['value']:,.1f} tok/s at {r['rate']['value']:.4g} req/s ({assumed}); "
-            f"the aggregate above is every seat busy with no queue")
 
 
 def register(sub) -> None:

@@ -256,7 +256,7 @@ def register(sub) -> None:
                    "CLASS=TOK_S does not name; it wins over the file's rated column; a class rated by neither is "
                    "rated at its healthy cards' mean, so its fitted lottery mean is 1")
     p.add_argument("--columns", metavar="KEY=NAME,...", default=None,
-                   help="the file's own names: card=NAME,time=NAME,rate=NAME,class=NAME,rated=NAME (any of them; "
+                   help=f"the file's own names: {','.join(f'{k}=NAME' for k in telemetry.columns.READ)} (any of them; "
                    "default each as its key); in a Prometheus export, the labels of the card (default instance) "
                    "and the class (default none)")
     p.add_argument("--counter", action="store_true",

@@ -9,7 +9,7 @@ from ..engine import progress_bar
 from ..fleet import presets as registry
 from ..fleet import simulate
 from ..studies import manifest
-from ..studies.reports import preset_row, presets_table
+from ..studies.presets import preset_row, presets_table
 from ._common import add_sampling, print_json, progress_of
 
 

@@ -18,8 +18,8 @@ from .. import files
 from ..fleet import presets as fleet_presets
 from ..fleet import simulate
 from ..fleet.logdemand import demand_line, log_demand
+from ..fleet.report import format_summary
 from ..studies import figures, manifest
-from ..studies.reports import format_summary
 from ._common import add_sampling, load_scenario, print_json, progress_of
 
 _HOST_PORT = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.-]*):(\d{1,5})$")

@@ -8,7 +8,6 @@ from pathlib import Path
 from .. import files
 from ..studies import manifest
 from ..studies import sweep as sweeps
-from ..studies.reports import sweep_table
 from ._common import add_cluster, add_progress, cluster_of, executor_of, print_json, progress_of
 
 
@@ -41,7 +40,7 @@ def run(args) -> int:
                                                       reused=outcome.reused, wall_s=round(outcome.wall_s, 3),
                                                       **({"cluster": described} if described else {}))})
     elif talk:
-        print(sweep_table(outcome.table, list(spec.grid)))
+        print(sweeps.sweep_table(outcome.table, list(spec.grid)))
         print()
         print(f"{outcome.computed} computed, {outcome.reused} reused, {outcome.wall_s:.1f} s; "
               f"{len(outcome.table):,} rows in {out / 'sweep.parquet'}, manifest in {out / 'manifest.json'}")

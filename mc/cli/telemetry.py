@@ -18,6 +18,7 @@ from .. import _validate as v
 from .. import engine, telemetry
 from ..fleet.swing import Swing
 from ..fleet.wander import Wander
+from ..telemetry import columns as cols
 from ..telemetry import slots
 from ..telemetry.cadence import Cadence
 from ..studies import manifest
@@ -98,6 +99,7 @@ def run(args) -> int:
                     "dips": len(emitted.dips), "sigma_sample": sigma, "zero_share": _zero_share(sigma),
                     "cadence": dataclasses.asdict(cadence), "wander": dataclasses.asdict(wander),
                     "swing": dataclasses.asdict(swing), "files": {"rows": str(rows), "truth": str(truth), "dips": str(dips), "manifest": str(seal)},
+                    "units": {name: cols.units(table) for name, table in cols.FILES.items()},
                     "wall_s": round(wall, 3), "samples_per_s": rate,
                     "provenance": manifest.provenance(seed=args.seed, n=n, wall_s=round(wall, 3))})
     else:
@@ -125,11 +127,11 @@ def register(sub) -> None:
                        "sample being the card's mean rate over the minutes before it, after its dips, times "
                        "(1 + sigma·e) with sigma = window.sigma_hour x sqrt(60 / every), clipped at 0. The "
                        "cards' qualities and dips are drawn exactly as the fleet month draws them; card i "
-                       "uses fold_in(key(seed), i), so rows never depend on --chunk. Writes FILE (rows: card, "
-                       "class, time in hours, rate in tok/s), FILE's stem + .truth (per card: class, rated, "
-                       "q, lemon, true_rate, dips) and + .dips (per dip: card, start, hours, depth), in the "
-                       "format FILE's extension names, and FILE.manifest.json last. Ctrl-C writes nothing "
-                       "(exit 130).")
+                       "uses fold_in(key(seed), i), so rows never depend on --chunk. Writes FILE (rows: "
+                       f"{cols.describe(cols.SAMPLES)}), FILE's stem + .truth (per card: {cols.describe(cols.TRUTH)}) "
+                       f"and + .dips (per dip: {cols.describe(cols.DIPS)}), in the format FILE's extension names "
+                       "(a Parquet file's fields carry their units and meanings), and FILE.manifest.json last. "
+                       "Ctrl-C writes nothing (exit 130).")
     p.add_argument("scenario", metavar="PRESET|FILE.toml")
     p.add_argument("--out", metavar="FILE", required=True,
                    help="the rows file, .parquet or .csv; the truth goes beside it (x.parquet: x.truth.parquet, "

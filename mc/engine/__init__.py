@@ -20,6 +20,7 @@ from .run import stream as stream
 from .run import to_host as to_host
 from .schema import Column as Column
 from .schema import Schema as Schema
+from .schema import column_units as column_units
 from .schema import of_kind as of_kind
 from .reduce import BINS as BINS
 from .reduce import Accumulator as Accumulator
@@ -41,6 +42,6 @@ from .summary import wilson as wilson
 
 __all__ = ["AXIS", "DEFAULT_CHUNK", "NoBar", "Run", "check_run_args", "clear_caches", "device_list", "first_chunk",
            "leading", "memory_budget", "month_keys", "progress_bar", "sample", "stream", "to_host",
-           "use_compile_cache", "Column", "Schema", "of_kind", "BINS", "Accumulator", "Summarised", "plan",
+           "use_compile_cache", "Column", "Schema", "column_units", "of_kind", "BINS", "Accumulator", "Summarised", "plan",
            "ranges_from", "summarise", "Z95", "describe", "figure", "mean_figure", "mean_half", "mean_interval",
            "pass_figure", "exact_percentile", "of_columns", "pass_count", "wilson"]

@@ -28,14 +28,19 @@ from typing import Callable, Mapping, NamedTuple
 import numpy as np
 
 KINDS = ("money", "counts", "floats", "kept", "passes")
-COLUMN_KINDS = ("money", "count", "float", "pass")
+# What a column holds. The first four a month's schema summarises; "text" (a label
+# such as a card's class) and "flag" (a bool that is a fact, not a check) are
+# columns of rows a model writes out (telemetry), never summarised: ``Schema.of``
+# refuses them.
+COLUMN_KINDS = ("money", "count", "float", "pass", "text", "flag")
 
 
 class Column(NamedTuple):
-    """One output of a model's month: what it holds and in what units."""
+    """One output column of a model: what it holds, in what units, and what it means."""
 
-    kind: str  # "money" int32 cents, "count" int32, "float" float32, "pass" bool (a check)
+    kind: str  # "money" int32 cents, "count" int32, "float" float32, "pass" bool (a check); "text", "flag" bool
     units: str  # as ``figure`` writes them: "$", "cards", "tokens", "share" (a check's pass rate), "h"; "" a ratio
+    doc: str = ""  # its meaning, where the docs state it from here (telemetry's columns)
 
 
 def of_kind(table: Mapping[str, Column], kind: str) -> tuple[str, ...]:
@@ -43,6 +48,12 @@ def of_kind(table: Mapping[str, Column], kind: str) -> tuple[str, ...]:
     if kind not in COLUMN_KINDS:
         raise ValueError(f"column kind {kind!r}: must be one of {', '.join(COLUMN_KINDS)}")
     return tuple(c for c, col in table.items() if col.kind == kind)
+
+
+def column_units(table: Mapping[str, Column]) -> dict[str, str]:
+    """``{column: units}`` of a model's column table, its checks left out (a check's
+    figure is its pass rate, ``pass_figure``)."""
+    return {c: col.units for c, col in table.items() if col.kind != "pass"}
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -74,6 +85,9 @@ class Schema:
         """The schema of a model's column table, in table order: ``money`` gives each
         money column's support, ``counts`` each count column's size; float and pass
         columns are summarised as such."""
+        rows_only = [c for c, col in table.items() if col.kind in ("text", "flag")]
+        if rows_only:
+            raise ValueError(f"schema: columns {rows_only} are text or flags, which no summary takes")
         for kind, given in (("money", money), ("count", counts)):
             if set(given) != set(of_kind(table, kind)):
                 raise ValueError(f"schema: {kind} columns {of_kind(table, kind)}, given {tuple(given)}")

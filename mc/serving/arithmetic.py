@@ -155,3 +155,27 @@ def card(model: str, gpu: str, *, weight_bytes_per_param: float = INPUTS["weight
                 usable_bytes=usable, seats=n_seats, batch=eff, step_s=step,
                 per_user_tok_s=1.0 / step, aggregate_tok_s=eff / step,
                 ttft_s=prefill_seconds(m.params, prompt, g.flops, prefill_util))
+
+
+def format_card(c: Card, price_per_hour: float | None) -> str:
+    """``mc card``'s report: the card's memory, seats, batch, decode step, rates and time
+    to first token, and tokens per dollar at ``price_per_hour`` (None: left out)."""
+    g = catalogue.gpu(c.gpu)
+    seated = "unlimited (no KV cache at context 0)" if c.seats is None else f"{c.seats:,}"
+    capped = "" if c.batch == c.batch_requested else f" (requested {c.batch_requested:,}, capped by seats)"
+    lines = [
+        f"{c.model} on {c.gpu}: {c.weight_bytes_per_param:g}-byte weights ({c.weight_bytes / 1e9:,.1f} GB), "
+        f"{c.kv_bytes_per_element:g}-byte KV cache",
+        f"usable memory    {c.usable_bytes / 1e9:,.1f} GB ({c.mem_util:g} x {g.memory / 1e9:,.1f} GB)",
+        f"KV per token     {c.kv_bytes_per_token:,.0f} bytes",
+        f"seats            {seated} at {c.context:,} tokens of context",
+        f"batch            {c.batch:,}{capped}",
+        f"decode step      {c.step_s * 1e3:,.2f} ms",
+        f"per-user         {c.per_user_tok_s:,.2f} tok/s",
+        f"aggregate        {c.aggregate_tok_s:,.1f} tok/s",
+        f"time to first    {c.ttft_s:,.3f} s ({c.prompt:,}-token prompt at {c.prefill_util:g} of "
+        f"{g.flops / 1e12:,.0f} TFLOP/s)",
+    ]
+    if price_per_hour is not None:
+        lines.append(f"tokens per $     {c.tokens_per_dollar(price_per_hour):,.0f} at ${price_per_hour:g}/hour")
+    return "\n".join(lines)

@@ -18,6 +18,8 @@ import numpy as np
 
 from .. import _validate as v
 from .._fields import Field
+from ..engine import figure
+from .arithmetic import Card
 from .latency import REPLICATIONS, LatencyResult, check_replications, simulate
 from .queue import PERCENTILE, SLO_TTFT, Serving
 from .routed import RoutedPool
@@ -125,6 +127,44 @@ def slo_rate(s: Serving | RoutedPool, slo_ttft: float, *, percentile: float = 95
     return SLORating(rate=best.rate, tok_s=best.median("throughput"), slo_ttft=slo_ttft, percentile=percentile,
                      share=share, result=best, tried=got.tried, rate_lo=got.lo, rate_hi=got.hi,
                      crossings=got.crossings)
+
+
+# The queue the SLO-rated figure assumes: the card's own requests (fixed prompt and
+# answer = context - prompt), Poisson arrivals, a continuous batcher of the card's batch.
+CARD_QUEUE = dict(batcher="continuous", prompt_cv=0.0, answer_cv=0.0, n=300, warmup=50)
+CARD_SEARCH = dict(percentile=95.0, share=0.9, replications=24, rel_tol=0.05)
+
+
+def card_rating(c: Card, slo_ttft: float) -> dict:
+    """``mc card``'s SLO-rated figure of card ``c``: the highest Poisson rate at which
+    p95 TTFT is at most ``slo_ttft`` s with probability 90% over replications
+    (``slo_rate``), under a continuous batcher of the card's batch serving its own
+    requests; ``{"met": False, "reason"}`` when no rate meets it."""
+    s = Serving(c.model, c.gpu, max_batch=c.batch, prompt_mean=max(c.prompt, 1),
+                answer_mean=max(c.context - c.prompt, 1), prompt_max=max(c.prompt, 1),
+                answer_max=max(c.context - c.prompt, 1), weight_bytes=c.weight_bytes_per_param,
+                kv_bytes=c.kv_bytes_per_element, mem_util=c.mem_util, prefill_util=c.prefill_util, **CARD_QUEUE)
+    out = {"slo_ttft": slo_ttft, **{k: CARD_SEARCH[k] for k in ("percentile", "share", "replications")},
+           "queue": {"arrivals": "poisson", "batcher": "continuous", "max_batch": c.batch,
+                     "prompt": s.longest("prompt"), "answer": s.longest("answer")}}
+    try:
+        got = slo_rate(s, slo_ttft, **CARD_SEARCH)
+    except v.ParamError as err:  # an SLO no rate meets is an answer here, not an input error
+        return {**out, "met": False, "reason": str(err).split(": ", 1)[-1]}
+    return {**out, "met": True, "rate": figure(got.rate, units="req/s"),
+            "tok_s": figure(got.tok_s, units="tok/s"), "load": figure(got.load, units="")}
+
+
+def format_card_rating(r: dict) -> str:
+    """``mc card``'s SLO line: a ``card_rating`` and what it assumes."""
+    q = r["queue"]
+    assumed = (f"p{r['percentile']:g} TTFT <= {r['slo_ttft']:g} s with probability {r['share']:.0%}; Poisson "
+               f"arrivals, continuous batcher of {q['max_batch']}, {q['prompt']:,}-token prompts, {q['answer']:,}-token "
+               "answers")
+    if not r["met"]:
+        return f"SLO-rated         none: {r['reason']} ({assumed})"
+    return (f"SLO-rated        {r['tok_s']['value']:,.1f} tok/s at {r['rate']['value']:.4g} req/s ({assumed}); "
+            f"the aggregate above is every seat busy with no queue")
 
 
 __all__ = ["SLORating", "check_slo", "slo_rate"]

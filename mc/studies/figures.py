@@ -5,25 +5,15 @@ Each figure is ``{"value", "lo", "hi", "units"}``: a mean over months with its n
 (``mc.engine.pass_figure``). Keys are ``<column>_mean`` and ``pass_<check>``, the
 same for ``mc run``, ``mc presets``, ``mc buy`` and ``mc sweep``. ``units`` are the
 column's true units (``"$"``, ``"cards"``, ``"tokens"``, ``"share"``, ``"h"``;
-``""`` for a ratio); tables for people may scale them (``reports``).
+``""`` for a ratio); tables for people may scale them (``mc.fleet.report``).
 """
 
 from __future__ import annotations
 
 from typing import Mapping
 
-from ..engine import Column, mean_figure, pass_figure
-from ..fleet import autoscaler as fleet_autoscaler
-
-
-def column_units(columns: Mapping[str, Column]) -> dict[str, str]:
-    """``{column: units}`` of a model's column table (``mc.engine.Column``), its checks
-    left out (a check's figure is its pass rate, ``pass_figure``)."""
-    return {c: col.units for c, col in columns.items() if col.kind != "pass"}
-
-
-# SPEC §2 and §6 outputs of a fleet-month, from their column table.
-FLEET_UNITS = column_units(fleet_autoscaler.COLUMNS)
+from ..engine import column_units, mean_figure, pass_figure
+from ..fleet.report import FLEET_UNITS
 
 
 def units_of(column: str, units: Mapping[str, str]) -> str:

@@ -344,5 +344,33 @@ def wide(table: pd.DataFrame, statistic: str) -> pd.DataFrame:
     return table[table["statistic"] == statistic].reset_index(drop=True)
 
 
+SWEEP_FIGURES = (("bill", "mean", "bill mean ($)", "{:,.2f}"), ("convergence", "mean", "conv. mean", "{:.4f}"),
+                 ("shortfall", "mean", "shortfall mean", "{:.4f}"), ("pass_capacity", "rate", "pass cap.", "{:.1%}"),
+                 ("pass_convergence", "rate", "pass conv.", "{:.1%}"), ("pass_eviction", "rate", "pass evict.", "{:.1%}"))
+
+
+def sweep_table(table, fields: list[str], most: int = 40) -> str:
+    """A sweep's points, one line each: the grid fields, then mean bill,
+    convergence and shortfall and the three pass rates (at most ``most`` lines)."""
+    head = [*fields] + [label for _, _, label, _ in SWEEP_FIGURES]
+    rows = []
+    for _, g in table.groupby("point", sort=True):
+        stat = g.set_index("statistic")
+        first = g.iloc[0]
+        cells = [str(first[f]) for f in fields]
+        for name, col, _, fmt in SWEEP_FIGURES:
+            cells.append(fmt.format(stat.loc[name][col]) if name in stat.index else "")
+        rows.append(cells)
+    shown = rows[:most]
+    widths = [max(len(r[j]) for r in shown + [head]) for j in range(len(head))]
+    line = lambda r: "  ".join(x.ljust(w) if j < len(fields) else x.rjust(w)
+                               for j, (x, w) in enumerate(zip(r, widths)))
+    out = [line(head)] + [line(r) for r in shown]
+    if len(rows) > most:
+        out.append(f"... and {len(rows) - most} more points (all in the table)")
+    return "\n".join(out)
+
+
 __all__ = ["Sweep", "Point", "Outcome", "Interrupted", "identity", "load", "points", "point_unit", "run", "table",
-           "units", "figures_by_point", "read", "wide", "manifest", "flatten_grid", "check_grid", "label", "rows"]
+           "units", "figures_by_point", "read", "wide", "manifest", "flatten_grid", "check_grid", "label", "rows",
+           "SWEEP_FIGURES", "sweep_table"]

@@ -6,7 +6,8 @@ lottery, dips and noise fitted back from such rows (``fit``).
 ``observe`` is the observation model on one card (its draws are the fleet's own
 lottery and dips, ``mc.fleet.lottery`` and ``mc.fleet.dips``); ``emit`` runs it
 over a pool's cards through the engine, one key per card; ``write`` streams the
-rows to Parquet or CSV with the truth in two tables beside them. ``series`` reads
+rows to Parquet or CSV with the truth in two tables beside them (``columns``: each
+table's columns, units and meanings). ``series`` reads
 rows back onto a grid (``prometheus``: from a Prometheus ``query_range`` export);
 ``noise``, ``detect`` and ``mixture`` are the fit's parts (baselines and ``σ``
 under the clip at zero, dips seen, the lottery's lemon mixture) and ``fitting``
@@ -22,6 +23,7 @@ fits wander and swing and the window-spread table.
 """
 
 from . import cadence as cadence
+from . import columns as columns
 from . import detect as detect
 from . import dipfit as dipfit
 from . import fitting as fitting
@@ -47,6 +49,6 @@ from .write import FORMATS as FORMATS
 from .write import paths as paths
 from .write import write as write
 
-__all__ = ["cadence", "detect", "dipfit", "fitting", "intervals",
+__all__ = ["cadence", "columns", "detect", "dipfit", "fitting", "intervals",
            "mixture", "noise", "observe", "prometheus", "series", "slots", "structure", "Emitted", "emit", "layout", "fit", "Params",
            "MAX_SAMPLES", "Sampling", "Series", "from_frame", "read", "FORMATS", "paths", "write"]

@@ -24,6 +24,7 @@ from ..fleet.scenario import Scenario
 from ..fleet.swing import Swing
 from ..fleet.wander import Wander
 from .cadence import Cadence, Monitor
+from .columns import DIPS, SAMPLES, TRUTH, with_units
 from .cadence import card as monitor_card
 from .intervals import swing_path
 from .observe import Params, card
@@ -35,9 +36,8 @@ MAX_CARDS = v.INT32_MAX  # card indices are int32 in the rows
 # worth, at least one card): a few MB, so a step stays in cache-sized pieces.
 CPU_STEP_SAMPLES = 1 << 20
 
-SAMPLE_COLUMNS = ("card", "class", "time", "rate")
-CARD_COLUMNS = ("card", "class", "rated", "q", "lemon", "true_rate", "dips")
-DIP_COLUMNS = ("card", "start", "hours", "depth")
+# The three tables' columns, declared with their units and meanings in ``columns``.
+SAMPLE_COLUMNS, CARD_COLUMNS, DIP_COLUMNS = tuple(SAMPLES), tuple(TRUTH), tuple(DIPS)
 
 
 def layout(pool, cards: int | None = None) -> list[tuple[CardClass, int, int]]:
@@ -63,11 +63,10 @@ def params_of(scenario: Scenario, sampling: Sampling, cls: CardClass) -> Params:
 
 @dataclass
 class Emitted:
-    """What ``emit`` made. ``samples``: the rows (card, class, time h, rate tok/s),
-    None when a ``sink`` took them; ``cards``: one row per card (card, class,
-    rated, q, lemon, true_rate, dips: how many begin within the samples' span);
-    ``dips``: one row per such dip (card, start h, hours, depth). ``done``: cards
-    made; ``partial``: a Ctrl-C stopped the run before the last card."""
+    """What ``emit`` made. ``samples``: the rows (``columns.SAMPLES``), None when a
+    ``sink`` took them; ``cards``: one row per card (``columns.TRUTH``); ``dips``: one
+    row per dip that begins within the samples' span (``columns.DIPS``). ``done``:
+    cards made; ``partial``: a Ctrl-C stopped the run before the last card."""
 
     sampling: Sampling
     n_cards: int
@@ -106,7 +105,7 @@ class _Chunks:
         else:
             time = np.tile(self.times, take)
         classes = pa.DictionaryArray.from_arrays(pa.array(np.zeros(len(rate), np.int32)), pa.array([self.cls.name]))
-        self.sink(pa.table({"card": card, "class": classes, "time": time, "rate": rate}))
+        self.sink(with_units(pa.table({"card": card, "class": classes, "time": time, "rate": rate}), SAMPLES))
         self.truth["rows"].append(len(rate))
         t = self.truth
         t["card"].append(ids)
@@ -142,8 +141,9 @@ def emit(scenario: Scenario, sampling: Sampling | None = None, *, cards: int | N
             results never depend on it).
         progress: a bar in cards on stderr (True, False, None: on a terminal).
         sink: called with each chunk's rows as a ``pyarrow.Table`` in card order
-            (columns card int32, class dictionary, time float64 h, rate float32
-            tok/s); without one the rows are kept and returned as ``samples``.
+            (``columns.SAMPLES``, each field's units and meaning in its metadata:
+            card int32, class dictionary, time float64 h, rate float32 tok/s);
+            without one the rows are kept and returned as ``samples``.
         cadence: an irregular monitor (SPEC §8.3; default: the regular grid).
         wander, swing: the structure the cards' rates carry (SPEC §1.4.1; default the
             scenario's). Given, they stand in for the scenario's own, which a month

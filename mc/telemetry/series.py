@@ -26,10 +26,11 @@ from .. import _validate as v
 from ..files import input_file
 from ..units import HOURS
 from . import slots
+from .columns import READ, REQUIRED
 
 MAX_CELLS = 1 << 31  # cards × grid samples held in memory (float64)
 MAX_ROWS_BYTES = 16 << 30
-COLUMNS = ("card", "time", "rate", "class", "rated")  # the columns a fit reads; the first three are needed
+COLUMNS = tuple(READ)  # the columns a fit reads (``columns.READ``); the first three are needed
 
 
 @dataclass(frozen=True)
@@ -112,11 +113,12 @@ def columns_of(frame: Any, columns: dict | None, what: str) -> dict[str, str]:
             v.fail(f"columns.{key}", name, f"names no column a fit reads: {', '.join(COLUMNS)}")
     have = list(map(str, frame.columns))
     names = {key: str(given.get(key, key)) for key in COLUMNS}
-    missing = [key if key not in given else f"{key} (named {given[key]})" for key in COLUMNS[:3]
+    missing = [key if key not in given else f"{key} (named {given[key]})" for key in REQUIRED
                if names[key] not in have]
     if missing:
-        v.fail(what, have[:8], f"needs columns card, time and rate (missing {', '.join(missing)})")
-    for key in COLUMNS[3:]:
+        needs = f"{', '.join(REQUIRED[:-1])} and {REQUIRED[-1]}"
+        v.fail(what, have[:8], f"needs columns {needs} (missing {', '.join(missing)})")
+    for key in (k for k in COLUMNS if k not in REQUIRED):
         if key in given and names[key] not in have:
             v.fail(f"columns.{key}", given[key], f"names no column of the {what}; its columns: {', '.join(have[:8])}")
     return {key: name for key, name in names.items() if name in have}

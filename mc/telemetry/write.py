@@ -3,14 +3,13 @@ truth in two tables beside them, each written atomically.
 
 For ``--out x.parquet`` (or ``x.csv``) the files are
 
-- ``x.parquet``: one row per sample, (card, class, time, rate), card by card;
-- ``x.truth.parquet``: one row per card (card, class, rated, q, lemon, true_rate,
-  dips);
+- ``x.parquet``: one row per sample (``columns.SAMPLES``), card by card;
+- ``x.truth.parquet``: one row per card (``columns.TRUTH``);
 - ``x.dips.parquet``: one row per dip that begins within the samples' span
-  (card, start, hours, depth);
+  (``columns.DIPS``);
 
-all in the format the extension names. Memory is bounded by the engine's chunk,
-not by the number of rows.
+all in the format the extension names, a Parquet file's fields carrying their
+units and meanings. Memory is bounded by the engine's chunk, not by the number of rows.
 """
 
 from __future__ import annotations
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..files import atomic_write, check_output, write_table
+from .columns import DIPS, TRUTH, with_units
 from .emit import Emitted, emit
 
 FORMATS = (".parquet", ".csv")
@@ -30,6 +30,16 @@ def paths(out: Any) -> tuple[Path, Path, Path]:
     out = check_output(out, FORMATS)
     ext = out.suffix
     return out, out.with_name(out.stem + ".truth" + ext), out.with_name(out.stem + ".dips" + ext)
+
+
+def _described(frame, table, path: Path):
+    """The frame as Parquet takes it, each field with its units and meaning
+    (``columns.with_units``); a CSV file has nowhere to keep them: the frame as it is."""
+    if path.suffix.lower() != ".parquet":
+        return frame
+    import pyarrow as pa
+
+    return with_units(pa.Table.from_pandas(frame, preserve_index=False), table)
 
 
 class Stopped(Exception):
@@ -88,7 +98,7 @@ def write(out: Any, scenario, sampling=None, *, metadata: str | None = None, **k
     except Stopped:
         return result[0], {}
     made = result[0]
-    digests[truth_path] = write_table(made.cards, truth_path, metadata)
-    digests[dips_path] = write_table(made.dips, dips_path, metadata)
+    digests[truth_path] = write_table(_described(made.cards, TRUTH, truth_path), truth_path, metadata)
+    digests[dips_path] = write_table(_described(made.dips, DIPS, dips_path), dips_path, metadata)
     return made, digests
 

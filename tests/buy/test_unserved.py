@@ -26,7 +26,7 @@ from mc.buy import mix
 from mc._validate import ParamError
 from mc.cli import main
 from mc.fleet.demand import Demand
-from mc.studies.reports import BUY_CHECKS, format_buy
+from mc.buy.report import BUY_CHECKS, format_buy
 
 N = 120
 SLOTS = (300, 400, 0)  # h100, b200, a100-used

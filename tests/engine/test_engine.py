@@ -147,3 +147,18 @@ def test_compile_for_takes_the_platform_options_and_drops_unknown_ones(monkeypat
     assert float(compiler.compile_for(lowered, "cpu")(np.float32(3.0))) == 6.0
     monkeypatch.setitem(compiler.COMPILER_OPTIONS, "cpu", {"xla_no_such_option_of_any_release": 1})
     assert float(compiler.compile_for(lowered, "cpu")(np.float32(3.0))) == 6.0
+
+
+def test_a_schema_takes_summarised_kinds_only():
+    """``Schema.of`` builds a month's schema from its column table; a text or flag
+    column (telemetry's class, lemon) is a row's, and no summary takes it."""
+    table = {"bill": engine.Column("money", "$"), "n": engine.Column("count", "cards"),
+             "x": engine.Column("float", "h"), "pass_x": engine.Column("pass", "share")}
+    s = engine.Schema.of(table, money={"bill": None}, counts={"n": 4})
+    assert s.columns == tuple(table) and s.floats == ("x",) and s.passes == ("pass_x",)
+    assert engine.column_units(table) == {"bill": "$", "n": "cards", "x": "h"}
+    for kind in ("text", "flag"):
+        with pytest.raises(ValueError, match="text or flags"):
+            engine.Schema.of({**table, "label": engine.Column(kind, "")}, money={"bill": None}, counts={"n": 4})
+    with pytest.raises(ValueError, match="column kind 'words'"):
+        engine.of_kind(table, "words")

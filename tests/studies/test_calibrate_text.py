@@ -11,7 +11,7 @@ import pytest
 
 from mc.fleet import presets
 from mc.studies import calibrate as cal
-from mc.studies.reports import format_calibration
+from mc.studies.calibrate import format_calibration
 
 # Every test here reads one calibration run: the module is in the slow tier.
 pytestmark = pytest.mark.slow

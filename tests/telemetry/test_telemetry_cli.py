@@ -42,6 +42,14 @@ def test_writes_rows_truth_and_a_manifest(tmp_path, capsys):
     assert pd.read_parquet(tmp_path / "t.truth.parquet").equals(lib.cards)
     assert pd.read_parquet(tmp_path / "t.dips.parquet").equals(lib.dips)
     assert json.loads(pq.read_schema(out).metadata[b"mc"])["seed"] == 2
+    # each Parquet field carries its declared units and meaning (mc.telemetry.columns)
+    for path, table in ((out, telemetry.columns.SAMPLES), (tmp_path / "t.truth.parquet", telemetry.columns.TRUTH),
+                        (tmp_path / "t.dips.parquet", telemetry.columns.DIPS)):
+        schema = pq.read_schema(path)
+        assert schema.names == list(table)
+        assert [(f.metadata[b"units"].decode(), f.metadata[b"doc"].decode()) for f in schema] == \
+            [(c.units, c.doc) for c in table.values()]
+    assert pq.read_schema(out).field("rate").metadata[b"units"] == b"tok/s"
 
 
 def test_csv_holds_the_same_values(tmp_path):
@@ -77,6 +85,8 @@ def test_json(tmp_path, capsys):
     assert doc["classes"] == {"flagship": 6}
     assert doc["sigma_sample"] == pytest.approx(0.25 * 3 ** 0.5)
     assert doc["files"]["truth"].endswith("t.truth.parquet") and doc["provenance"]["backend"]
+    assert doc["units"]["rows"] == {"card": "", "class": "", "time": "h", "rate": "tok/s"}
+    assert doc["units"]["truth"]["true_rate"] == "tok/s" and doc["units"]["dips"]["depth"] == "share"
 
 
 def test_help(capsys):

@@ -46,7 +46,8 @@ figures equal the recommendation's on one line rather than as runners-up (the
 JSON report keeps them as rows).
 
 The grid (``mc.studies.grid``) feeds the race (``_race``), whose rows make the
-answer (``_report``); ``calibrate`` (``_search``) runs the three in turn.
+answer (``_report``); ``calibrate`` (``_search``) runs the three in turn, and
+``format_calibration`` (``_text``) is the answer as ``mc calibrate`` prints it.
 """
 
 from ._figures import FIGURES as FIGURES
@@ -66,6 +67,7 @@ from ._report import Calibration as Calibration
 from ._report import pareto as pareto
 from ._report import save as save
 from ._search import calibrate as calibrate
+from ._text import format_calibration as format_calibration
 
 __all__ = ["Calibration", "DEFAULT_FIRST", "DEFAULT_N", "FIGURES", "JUDGES", "MAX_SETTINGS", "OBJECTIVES", "calibrate",
-           "default_grid", "load_grid", "month_figures", "pareto", "policy_fields", "save", "settings", "summarise", "with_given"]
+           "default_grid", "format_calibration", "load_grid", "month_figures", "pareto", "policy_fields", "save", "settings", "summarise", "with_given"]
