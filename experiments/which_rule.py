@@ -192,6 +192,47 @@ def pool_study(base, pool: dict, args) -> tuple[list, list[dict]]:
     return tables, [{**pool, **r, **yardstick} for r in on_fresh_months(base, picks, ref, args)]
 
 
+def run_pools(name: str, args, cfg: dict, pools: list) -> None:
+    """``pool_study`` on each ``(base, labels)`` of ``pools``; writes
+    ``args.out``/candidates.parquet and best.parquet (labels first) with a sealed
+    manifest of ``cfg``, and says what each rule picked unless quiet."""
+    import pandas as pd
+
+    from mc.studies import manifest
+    from mc.studies.store import tag
+
+    start = time.perf_counter()
+    candidates, best = [], []
+    for base, labels in pools:
+        tables, rows = pool_study(base, labels, args)
+        candidates += tables
+        best += rows
+    front = list(pools[0][1])
+    cand = pd.concat(candidates, ignore_index=True)
+    cand = cand[front + [c for c in cand.columns if c not in front]]
+    table = pd.DataFrame(best).assign(months=args.n)
+    wall = time.perf_counter() - start
+    out = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    what = {"config_hash": manifest.config_hash(cfg), "n": args.n, "seed": args.seed}
+    manifest.write_sealed(out / "manifest.json",
+                          manifest.build(cfg, seed=args.seed, n=args.n, pools=len(pools), candidates=len(cand),
+                                         wall_s=round(wall, 1)),
+                          {out / "candidates.parquet": (cand, tag(cand, what=f"{name} candidates", **what)),
+                           out / "best.parquet": (table, tag(table, what=f"{name} best per rule", **what))})
+    if args.quiet:
+        return
+    print(f"{name}: {len(pools)} pools x {len(RULES)} rules calibrated ({len(cand)} distinct settings) in "
+          f"{wall:.0f} s -> {out}", file=sys.stderr)
+    for _, r in table.iterrows():
+        print(f"  {r['variant'] + ', ' if 'variant' in r else ''}lemons {r['lemon_rate']:.0%}, headroom "
+              f"{r['headroom']:g}, {r['rule']}: {r['setting']}"
+              f"{'' if r['meets_limits'] else ' (closest: none meets the limits)'}; saving ${r['saving']:,.0f} "
+              f"[{r['saving_lo']:,.0f}, {r['saving_hi']:,.0f}] against {r['none_setting']}, "
+              f"P(wrong) {r['p_wrong_eviction']:.1%}, lemons left {r['lemons_end']:.2f} "
+              f"(no eviction: {r['none_lemons_end']:.2f})", file=sys.stderr)
+
+
 def main(argv=None) -> int:
     p = _study.parser("which_rule", __doc__.splitlines()[0], n=512)
     p.add_argument("--quick", action="store_true", help="a smoke-test size: 64 fleet-months per setting")
@@ -200,42 +241,12 @@ def main(argv=None) -> int:
         args.n = 64
     if _study.up_to_date("which_rule", args, FILES, config(args)):
         return 0
-    import pandas as pd
-
     from mc.fleet import presets
-    from mc.studies import manifest
-    from mc.studies.store import tag
 
-    start = time.perf_counter()
     lemon_hunter = presets.get("lemon-hunter")
-    candidates, best = [], []
-    for lemon, head in itertools.product(LEMONS, HEADROOM):
-        base = lemon_hunter.replace({"lottery.lemon_rate": lemon, "demand.level": level(head)})
-        tables, rows = pool_study(base, {"lemon_rate": lemon, "headroom": head}, args)
-        candidates += tables
-        best += rows
-    cand = pd.concat(candidates, ignore_index=True)
-    front = ["lemon_rate", "headroom"]
-    cand = cand[front + [c for c in cand.columns if c not in front]]
-    table = pd.DataFrame(best).assign(months=args.n)
-    wall = time.perf_counter() - start
-    out = args.out
-    out.mkdir(parents=True, exist_ok=True)
-    what = {"config_hash": manifest.config_hash(config(args)), "n": args.n, "seed": args.seed}
-    manifest.write_sealed(out / "manifest.json",
-                          manifest.build(config(args), seed=args.seed, n=args.n, pools=len(LEMONS) * len(HEADROOM),
-                                         candidates=len(cand), wall_s=round(wall, 1)),
-                          {out / "candidates.parquet": (cand, tag(cand, what="which_rule candidates", **what)),
-                           out / "best.parquet": (table, tag(table, what="which_rule best per rule", **what))})
-    if not args.quiet:
-        print(f"which_rule: {len(LEMONS) * len(HEADROOM)} pools x {len(RULES)} rules calibrated "
-              f"({len(cand)} distinct settings) in {wall:.0f} s -> {out}", file=sys.stderr)
-        for _, r in table.iterrows():
-            print(f"  lemons {r['lemon_rate']:.0%}, headroom {r['headroom']:g}, {r['rule']}: {r['setting']}"
-                  f"{'' if r['meets_limits'] else ' (closest: none meets the limits)'}; saving ${r['saving']:,.0f} "
-                  f"[{r['saving_lo']:,.0f}, {r['saving_hi']:,.0f}] against {r['none_setting']}, "
-                  f"P(wrong) {r['p_wrong_eviction']:.1%}, lemons left {r['lemons_end']:.2f} "
-                  f"(no eviction: {r['none_lemons_end']:.2f})", file=sys.stderr)
+    pools = [(lemon_hunter.replace({"lottery.lemon_rate": lemon, "demand.level": level(head)}),
+              {"lemon_rate": lemon, "headroom": head}) for lemon, head in itertools.product(LEMONS, HEADROOM)]
+    run_pools("which_rule", args, config(args), pools)
     return 0
 
 

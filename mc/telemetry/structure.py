@@ -177,13 +177,13 @@ def _pct(x: list, circular_at: float | None = None) -> tuple[float, float]:
     return float(np.percentile(a, 2.5)), float(np.percentile(a, 97.5))
 
 
-def spread(sigma_hour: float, f: dict) -> list[dict]:
-    """The relative spread of a window's mean at 1 h, 4 h, a day and a week: the law's
-    ``sigma_hour/sqrt(W)``; with each card's wander (what ranks cards apart); and with
-    the fleet's swing too (what an absolute floor sees, the diurnal at its mean over the
-    window's start hours)."""
+def spread(sigma_hour: float, f: dict, windows: tuple[tuple[str, float], ...] = WINDOWS) -> list[dict]:
+    """The relative spread of a window's mean at each of ``windows`` ((name, hours)
+    pairs; default 1 h, 4 h, a day and a week): the law's ``sigma_hour/sqrt(W)``; with
+    each card's wander (what ranks cards apart); and with the fleet's swing too (what an
+    absolute floor sees, the diurnal at its mean over the window's start hours)."""
     out = []
-    for name, W in WINDOWS:
+    for name, W in windows:
         law = sigma_hour / math.sqrt(W)
         wander = f["wander.sd"] ** 2 * kappa(np.exp(-1 / f["wander.hours"]), W) if f["wander.sd"] > 0 else 0.0
         swing = f["swing.sd"] ** 2 * kappa(np.exp(-1 / f["swing.hours"]), W) if f["swing.sd"] > 0 else 0.0
