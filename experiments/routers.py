@@ -1,6 +1,6 @@
 """What routing buys and what a lemon costs behind each router (SPEC §9).
 
-A pool of 16 cards (8B on H100s, continuous batcher, batch 64) whose speed factors
+A pool of 16 cards (8B on H100s, continuous batcher, batch 16) whose speed factors
 are drawn per replication from the lemon-hunter preset's quality lottery (a tenth
 of the cards lemons at 0.67x), behind each of the four routers, under Poisson
 arrivals and under the example request log's own arrivals (a moving-block
@@ -28,6 +28,7 @@ CARDS = 16
 ROUTERS = ["random", "round_robin", "least_requests", "least_tokens"]
 TRAFFICS = [("Poisson", "poisson"), ("Azure log, bootstrapped", "log")]
 LOADS = [0.3, 0.5, 0.7, 0.85]
+MAX_BATCH = 16  # 256 seats: 1,500 requests after 200 is long enough for them (docs/guide/router.md)
 REQUESTS, WARMUP = 1500, 200
 SCENARIO = "lemon-hunter"
 
@@ -35,7 +36,7 @@ SCENARIO = "lemon-hunter"
 def config(args, log) -> dict:
     return {"log": {**log.describe(), "source": LOG}, "cards": CARDS, "routers": ROUTERS, "traffics": TRAFFICS,
             "loads": LOADS, "requests": REQUESTS, "warmup": WARMUP, "replications": args.n, "seed": args.seed,
-            "scenario": SCENARIO, "model": "8b", "gpu": "h100", "batcher": "continuous", "max_batch": 64}
+            "scenario": SCENARIO, "model": "8b", "gpu": "h100", "batcher": "continuous", "max_batch": MAX_BATCH}
 
 
 def run(args, log):
@@ -51,8 +52,8 @@ def run(args, log):
     start = time.perf_counter()
     rows = []
     for label, arrivals in TRAFFICS:
-        s = L.Serving("8b", "h100", batcher="continuous", max_batch=64, log=log, arrivals=arrivals, lengths="log",
-                      n=REQUESTS, warmup=WARMUP)
+        s = L.Serving("8b", "h100", batcher="continuous", max_batch=MAX_BATCH, log=log, arrivals=arrivals,
+                      lengths="log", n=REQUESTS, warmup=WARMUP)
         for router in ROUTERS:
             pools = {k: P.RoutedPool(s, cards=CARDS, router=router, lottery=scenario_speeds(sc, k))
                      for k in ("drawn", "median")}

@@ -4,10 +4,11 @@ arrivals and the example log's (results/routers; runs experiments/routers.py if
 missing). Traffic from the Azure LLM inference trace 2023 (CC-BY 4.0)."""
 
 import json
+import math
 import sys
 
 import pandas as pd
-from matplotlib.ticker import FormatStrFormatter
+from matplotlib.ticker import FormatStrFormatter, FuncFormatter
 
 import _data
 import style
@@ -20,6 +21,15 @@ if not (OUT / "curves.parquet").exists():
     routers.main(["--quiet"])
 curves = pd.read_parquet(OUT / "curves.parquet")
 cfg = json.loads((OUT / "manifest.json").read_text())["config"]
+
+
+def minor_label(y, _pos) -> str:
+    """A log axis's minor tick labelled only at 2, 3 and 5 times a power of ten (every
+    one labelled crowds an axis spanning two decades)."""
+    m = y / 10 ** math.floor(math.log10(y))
+    return f"{y:g}" if min(abs(m - k) for k in (2, 3, 5)) < 1e-6 else ""
+
+
 colour = dict(zip(cfg["routers"], [style.PALETTE[i] for i in (0, 1, 2, 4)]))
 
 fig, axes = style.figure(3, width=style.FULL_WIDTH, height=3.2)
@@ -32,7 +42,7 @@ for ax, (label, _) in zip(axes[:2], cfg["traffics"]):
         ax.plot(g["load"], g["median_p95"], ":", lw=1.0, color=c)
     ax.set_yscale("log")
     ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
-    ax.yaxis.set_minor_formatter(FormatStrFormatter("%g"))
+    ax.yaxis.set_minor_formatter(FuncFormatter(minor_label))
     ax.tick_params(axis="y", which="minor", labelsize="x-small")
     ax.set_xlabel("offered load (pool rate / capacity)", fontsize="small")
     ax.set_title(label, fontsize="small")
