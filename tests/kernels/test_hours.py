@@ -147,7 +147,11 @@ def test_round_sums_is_month_sums_in_one_round():
     np.testing.assert_array_equal(got, want)
 
 
-@pytest.mark.parametrize("period", [1, 7, 24, 365, HOURS])
+# A day (a part round at the month's end) and half the month (two whole rounds) in the
+# fast tier; an hour, a week and one round (``test_round_sums_is_month_sums_in_one_round``
+# checks that one too) in the full tier: each period is its own compiled program.
+@pytest.mark.parametrize("period", [pytest.param(1, marks=pytest.mark.slow), pytest.param(7, marks=pytest.mark.slow),
+                                    24, 365, pytest.param(HOURS, marks=pytest.mark.slow)])
 def test_round_sums_match_brute_force(period):
     rng = np.random.default_rng(period)
     R, S = 5, 6
