@@ -88,8 +88,6 @@ def test_round_robin_gives_card_k_every_nth_arrival(batcher):
     pp, r = _core(P.RoutedPool(s, cards=C, router="round_robin"), 45.0, 2)
     N = s.n
     p = pp.queue
-    consts = {k: np.full(1, getattr(p, k)) for k in loop.CONSTS}
-    serve = jax.jit(partial(loop._serve_batch, batcher=batcher, S=p.slots, warmup=0))
     # card c's requests, for every replication: one §7 queue each, batched like the pool's cards
     sub = np.stack([np.arange(c, N, C) for c in range(C)])  # (C, N/C)
     rows = lambda x: np.concatenate([x[i][sub] for i in range(2)])  # noqa: E731
