@@ -112,13 +112,22 @@ def autoscaler_draws(sc: mc.Scenario, n: int, seed: int = 0):
     return per_month, {k: np.asarray(v) for k, v in out.items()}
 
 
+_outcomes = jax.jit(jax.vmap(fleet.outcome, in_axes=(0, None)))
+
+
+def batch_outcomes(sc: mc.Scenario, n: int, seed: int = 7):
+    """The draws of months 0..n-1 (batched) and the core's outputs of them, as NumPy;
+    one compiled step per scenario shape for the test process."""
+    d = batch_draws(sc, n, seed=seed)
+    return d, {k: np.asarray(v) for k, v in _outcomes(d, sc).items()}
+
+
 def assert_numpy_month_agrees(sc: mc.Scenario, n: int, seed: int = 7) -> None:
     """``mc.studies.numpy_month`` (the bench's baseline) against the core on months
     0..n-1's draws: money, counts and verdicts equal, the rest to float tolerance."""
     from mc.studies import numpy_month
 
-    d = batch_draws(sc, n, seed=seed)
-    core = {k: np.asarray(v) for k, v in jax.jit(jax.vmap(lambda x: fleet.outcome(x, sc)))(d).items()}
+    d, core = batch_outcomes(sc, n, seed=seed)
     ref = numpy_month.outcome(jax.tree_util.tree_map(np.asarray, d), sc)
     for k in fleet.OUTPUTS:
         if k in fleet.month.MONEY + fleet.month.COUNTS or k.startswith("pass_"):

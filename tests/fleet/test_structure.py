@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import mc
-from conftest import assert_numpy_month_agrees, assert_outputs_agree, month_draws, one_fast
+from conftest import assert_numpy_month_agrees, assert_outputs_agree, batch_outcomes, month_draws, one_fast
 from mc import engine
 from mc.fleet import model, structure
 from mc._pytree import set_field
@@ -79,7 +79,9 @@ def forced(sc):
     return sc
 
 
-@pytest.mark.parametrize("name", one_fast(["golden-idler-steady", "lemon-hunter"]))
+# The full tier's: the fast tier checks the structured path against the hourly reference.
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["golden-idler-steady", "lemon-hunter"])
 def test_structured_path_with_zero_terms_is_section_1_4(name):
     """The hour-by-hour path, every factor 1, reduces to §1.4's window and §1.8's
     capacity: the same evictions and run sets, tokens to float tolerance."""
@@ -93,8 +95,8 @@ def test_structured_path_with_zero_terms_is_section_1_4(name):
 
 def test_terms_change_the_month_and_only_with_their_own_draws():
     sc = mc.presets.get("golden-idler-steady")
-    on = sc.replace(ON)
-    a, b = outputs(sc), outputs(on)
+    on = sc.replace(ON)  # STRUCTURED["steady-all-terms"]: its step is the NumPy month test's too
+    (_, a), (_, b) = batch_outcomes(sc, 24), batch_outcomes(on, 24)
     # The window's terms move scores, hence capacity; demand is today's draw.
     np.testing.assert_array_equal(a["demand_tokens"], b["demand_tokens"])
     assert not np.array_equal(a["capacity_tokens"], b["capacity_tokens"])

@@ -147,7 +147,11 @@ def test_round_sums_is_month_sums_in_one_round():
     np.testing.assert_array_equal(got, want)
 
 
-@pytest.mark.parametrize("period", [1, 7, 24, 365, HOURS])
+# A day (a part round at the month's end) and half the month (two whole rounds) in the
+# fast tier; an hour, a week and one round (``test_round_sums_is_month_sums_in_one_round``
+# checks that one too) in the full tier: each period is its own compiled program.
+@pytest.mark.parametrize("period", [pytest.param(1, marks=pytest.mark.slow), pytest.param(7, marks=pytest.mark.slow),
+                                    24, 365, pytest.param(HOURS, marks=pytest.mark.slow)])
 def test_round_sums_match_brute_force(period):
     rng = np.random.default_rng(period)
     R, S = 5, 6
@@ -188,6 +192,11 @@ def _flat_case(rng, B, G, S, live_per_month, mean_hours=4.0, whole_hours=False):
     return begin.astype(np.float32), end.astype(np.float32), weight, count, rate
 
 
+# One chunk shape (months, groups, slots) for every test of the event-hour pass, so the
+# pass and its hourly reference compile once for the module: a chunk of 48 months has
+# room for 3 past its event size on the hourly route, and 128 slots hold the busiest month.
+_FLAT = (48, 16, 8)
+
 # Live intervals of the busiest month: at and just above each event size, and far past them.
 _BUSIEST = sorted({1, *EVENT_SIZES, *(s + 1 for s in EVENT_SIZES), 3 * EVENT_SIZES[-1]})
 
@@ -207,7 +216,7 @@ def test_flat_month_sums_is_month_sums_bit_for_bit(busiest):
     """The event-hour pass gives ``month_sums``'s bits for 730 copies of the level,
     on either route, alone and batched, and matches the hourly definition."""
     rng = np.random.default_rng(busiest)
-    B, G, S = 8, 16, 8
+    B, G, S = _FLAT
     live = [busiest] + list(rng.integers(0, busiest + 1, B - 1))
     begin, end, weight, count, rate = _flat_case(rng, B, G, S, live, whole_hours=busiest % 2 == 0)
     level = np.float32(24000.0)
@@ -229,7 +238,7 @@ def test_flat_month_sums_routes_each_month(usual, spilling):
     sit in the chunk, give the hourly pass's bits, and each month the bits it
     has in a chunk of its own."""
     rng = np.random.default_rng(100 * usual + spilling)
-    B, G, S = 48, 12, 8
+    B, G, S = _FLAT
     assert B // capacity_mod.SPILL_SHARE == 3 and usual in EVENT_SIZES
     live = rng.integers(0, usual + 1, B)
     where = rng.choice(B, spilling, replace=False)
@@ -238,10 +247,9 @@ def test_flat_month_sums_routes_each_month(usual, spilling):
     assert np.sum(count.sum(axis=1) > usual) == spilling
     level = np.float32(22000.0)
     got = _flat_against_hourly(begin, end, weight, count, rate, level)
-    alone = _batched_flat_month_sums
     for b in sorted(where)[:2]:
-        part = tuple(jnp.asarray(x[b:b + 1]) for x in (begin, end, weight, count, rate))
-        np.testing.assert_array_equal(np.asarray(alone(*part, level))[0], got[b])
+        alone = tuple(jnp.asarray(x[b]) for x in (begin, end, weight, count, rate))
+        np.testing.assert_array_equal(np.asarray(_flat_month_sums(*alone, level)), got[b])
 
 
 def test_event_totals_matches_brute_force_at_shared_event_hours():
@@ -264,8 +272,9 @@ def test_flat_month_sums_overlaps_long_intervals_and_edges():
     """Overlapping and long intervals, intervals before the month, past its end,
     and a month without a live interval: the hourly pass's bits."""
     rng = np.random.default_rng(11)
-    B, G, S = 6, 4, 6
-    begin, end, weight, count, rate = _flat_case(rng, B, G, S, [12, 6, 0, 20, 3, 9], mean_hours=80.0)
+    B, G, S = _FLAT
+    live = [12, 6, 0, 20, 3, 9] + list(rng.integers(0, 9, B - 6))  # months 0, 3 and 5 spill past 8
+    begin, end, weight, count, rate = _flat_case(rng, B, G, S, live, mean_hours=80.0)
     begin[1, 0, :3] = [-10.0, 725.5, 729.0]
     end[1, 0, :3] = [-2.0, 740.0, 730.0]
     begin[3, :, :] = 100.0  # every interval on the same hours
@@ -291,8 +300,10 @@ def test_flat_month_sums_without_interval_slots():
     np.testing.assert_allclose(got[:, 2], np.asarray(rate) * HOURS, rtol=1e-6)
 
 
-@pytest.mark.parametrize("groups", [hours_mod.COMPARE_GROUPS - 1, hours_mod.COMPARE_GROUPS,
-                                    hours_mod.COMPARE_GROUPS + 1, 300])
+# At the threshold and one past it in the fast tier; below it and far above in the full.
+@pytest.mark.parametrize("groups", [pytest.param(hours_mod.COMPARE_GROUPS - 1, marks=pytest.mark.slow),
+                                    hours_mod.COMPARE_GROUPS, hours_mod.COMPARE_GROUPS + 1,
+                                    pytest.param(300, marks=pytest.mark.slow)])
 def test_gather_live_groups_below_and_above_the_search_threshold(groups):
     """The gather's group lookup compares up to COMPARE_GROUPS groups and counts
     above: the same intervals either way, and ``month_sums`` as the brute force."""

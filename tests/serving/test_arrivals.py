@@ -15,6 +15,7 @@ import pytest
 
 from mc import engine
 from mc._validate import ParamError
+from mc.kernels.random import gamma
 from mc.serving import RequestLog
 from mc.serving import arrivals as A
 from mc.serving import latency as L
@@ -168,6 +169,9 @@ def test_gamma_gaps_have_mean_one_and_the_given_cv():
         assert abs(g.std() / g.mean() - cv) < 0.1 * cv
 
 
+_gamma = jax.jit(gamma, static_argnums=2)  # one program a size, for every shape (a traced float32)
+
+
 def gamma_reference(key, shape: float, n: int) -> np.ndarray:
     """Marsaglia and Tsang in NumPy float64 on the kernel's own uniforms (the bits of
     ``mc.kernels.random.uniforms``, inverted to normals by ``NormalDist``)."""
@@ -194,10 +198,8 @@ def gamma_reference(key, shape: float, n: int) -> np.ndarray:
 
 @pytest.mark.parametrize("shape", [0.25, 1.0, 4.0])
 def test_gamma_draws_match_the_reference_on_the_same_uniforms(shape):
-    from mc.kernels.random import gamma
-
     key = jax.random.key(11)
-    got = np.asarray(gamma(key, np.float32(shape), 2000), np.float64)
+    got = np.asarray(_gamma(key, np.float32(shape), 2000), np.float64)
     want = gamma_reference(key, shape, 2000)
     # float32 against float64: an acceptance within rounding of its line may differ (about 1e-4 of draws)
     close = np.isclose(got, want, rtol=2e-4, atol=0)
@@ -208,10 +210,8 @@ def test_gamma_draws_match_the_reference_on_the_same_uniforms(shape):
 def test_gamma_draws_follow_the_gamma_law(shape):
     """Kolmogorov–Smirnov against the Gamma CDF (a lower incomplete gamma by its
     series): D_n < 1.63/sqrt(n) at the 99% level."""
-    from mc.kernels.random import gamma
-
     n = 20_000
-    x = np.sort(np.asarray(gamma(jax.random.key(12), np.float32(shape), n), np.float64))
+    x = np.sort(np.asarray(_gamma(jax.random.key(12), np.float32(shape), n), np.float64))
     k = np.arange(200)
     terms = np.exp(-x[:, None] + (shape + k) * np.log(np.maximum(x[:, None], 1e-300))
                    - np.array([math.lgamma(shape + j + 1) for j in k]))

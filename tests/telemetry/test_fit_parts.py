@@ -127,8 +127,8 @@ def test_a_planted_dip_is_seen_and_noise_alone_rarely():
 def test_a_large_fleets_dips_are_fitted_on_an_even_subset_of_its_cards():
     """The dips' simulated data sets hold at most ``SIM_SAMPLES`` samples: the data's
     cards up to that, never fewer than ``MIN_SIM_CARDS`` (or the data's own)."""
-    def series(cards, n):
-        return Series(np.arange(cards), np.full(cards, ""), np.ones((cards, n)), 1 / 12, 0.0)
+    def series(cards, n):  # a read-only view of one sample: the shape alone, without its gigabytes
+        return Series(np.arange(cards), np.full(cards, ""), np.broadcast_to(1.0, (cards, n)), 1 / 12, 0.0)
 
     per_card = 8760  # a month of 5-minute samples
     assert dipfit.sim_cards(series(512, per_card)) == dipfit.SIM_SAMPLES // per_card

@@ -66,7 +66,8 @@ def test_samples_over_intervals_match_a_float64_recomputation():
     shared = intervals.swing_path(4, Swing(diurnal=0.03, hot_hour=15.0, sd=0.01, hours=12.0), p.hours)
     a = np.array([0.0, 0.25, 3.7, 10.0, 47.9, 60.5, 98.0], np.float32)
     w = np.array([1.0, 0.01, 2.6, 5.0, 0.2, 1.0, 1.5], np.float32)
-    out = intervals.card(jax.random.key(7), p, Wander(sd=0.05, hours=24.0), shared, a, w)
+    card = jax.jit(intervals.card)  # as the engine runs it: one program, not one per operation
+    out = card(jax.random.key(7), p, Wander(sd=0.05, hours=24.0), shared, a, w)
     u, c = np.asarray(out["wander"], np.float64), np.asarray(shared, np.float64)
     dips = [(float(b), float(e), float(d)) for b, e, d in zip(out["begin"], out["end"], out["depth"]) if d > 0]
     assert dips
