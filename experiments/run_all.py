@@ -26,6 +26,7 @@ STUDIES = [  # (module, default fleet-months per point)
     ("calibration", 2_048),
     ("eviction_pays", 1_024),
     ("which_rule", 512),
+    ("which_rule_structure", 512),  # the same, with wander and swing (SPEC §1.4.1)
     ("sensitivity", 1_024),
     ("latency", 32),  # replications per point (SPEC §7)
     ("mix_study", 1_000),  # months per candidate mix (SPEC §4)
@@ -33,7 +34,7 @@ STUDIES = [  # (module, default fleet-months per point)
     ("routers", 12),  # replications per point (SPEC §9)
 ]
 FIGURES = ["fig_seed_stories", "fig_window_share", "fig_window_threshold", "fig_demand_runset",
-           "fig_lemons", "fig_pool_demand", "fig_calibration_pareto", "fig_eviction_pays", "fig_eviction_pays_theta", "fig_which_rule", "fig_sensitivity", "fig_latency", "fig_mix",
+           "fig_lemons", "fig_pool_demand", "fig_calibration_pareto", "fig_eviction_pays", "fig_eviction_pays_theta", "fig_which_rule", "fig_which_rule_structure", "fig_window_spread", "fig_sensitivity", "fig_latency", "fig_mix",
            "fig_real_traffic", "fig_fit", "fig_routers"]
 
 
