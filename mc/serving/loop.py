@@ -74,6 +74,30 @@ def going(st: Queue, known) -> jax.Array:
     return (st.head < known) | jnp.any(st.left > 0, axis=1, keepdims=True)
 
 
+def admission(st: Queue, v: View, mb, mw, static: bool) -> tuple[jax.Array, clock.Time]:
+    """Whether each row's card moves in its next iteration (going, and passing
+    ``v.gate``), (rows, 1) bool, and when that iteration admits, ``t0`` (a time,
+    (rows, 1) each word): the clock while a batch runs, else the later of the clock
+    and the batcher's trigger (static: the ``mb``-th request's arrival or the head's
+    plus ``mw``; continuous: the head's arrival)."""
+    t, head = st.t, st.head
+    running = jnp.any(st.left > 0, axis=1, keepdims=True)
+    a_head = v.at(head)
+    if static:
+        full_j = head + mb - 1
+        a_full = v.at(full_j)
+        inside = full_j < v.limit
+        a_full = (jnp.where(inside, a_full[0], jnp.inf), jnp.where(inside, a_full[1], 0.0))
+        trigger = clock.minimum(a_full, clock.add(a_head, mw))
+    else:
+        trigger = a_head
+    t0 = clock.where(running, t, clock.maximum(t, trigger))
+    go = going(st, v.known)
+    if v.gate is not None:
+        go = go & v.gate(t0)
+    return go, t0
+
+
 def iteration(st: Queue, v: View, lin, lout, final, consts, s_t, static: bool, S: int):
     """One admission and one run of decode steps for every row of ``st`` whose card
     is going (and passes ``v.gate``); other rows keep their state. Returns the new
@@ -81,31 +105,16 @@ def iteration(st: Queue, v: View, lin, lout, final, consts, s_t, static: bool, S
     ``t1``, the run's ``A``, ``B``, ``k`` and active count ``c``, joiners ``m``,
     one-token joiners ``one``, departures at the run's end ``done`` and the joiners'
     final contexts summed, ``tokens``."""
-    rows_n = st.head.shape[0]
     mb, mw, base, kvs, pf, kvt = (consts[k] for k in CONSTS)
     f32, i32 = jnp.float32, jnp.int32
     lane = jnp.arange(S, dtype=i32)[None, :]
-    inf = jnp.full((rows_n, 1), jnp.inf, f32)
     at, limit = v.at, v.limit
-    go = going(st, v.known)
     t, head = st.t, st.head
     live = st.left > 0
     n_run = jnp.sum(live, axis=1, keepdims=True, dtype=i32)
-    running = n_run > 0
-    a_head = at(head)
     # -- admission: when, and who ------------------------------------------------
-    if static:
-        full_j = head + mb - 1
-        a_full = at(full_j)
-        a_full = (jnp.where(full_j < limit, a_full[0], inf), jnp.where(full_j < limit, a_full[1], 0.0))
-        trigger = clock.minimum(a_full, clock.add(a_head, mw))
-        admit = ~running
-    else:
-        trigger = a_head
-        admit = jnp.ones_like(running)
-    t0 = clock.where(running, t, clock.maximum(t, trigger))
-    if v.gate is not None:
-        go = go & v.gate(t0)
+    go, t0 = admission(st, v, mb, mw, static)
+    admit = ~(n_run > 0) if static else jnp.ones_like(go)
     j = head + lane  # (R, S) candidates, first come first served
     arrived = (j < limit) & (clock.sub(at(j), t0) <= 0)
     max_run = jnp.max(jnp.where(live, st.fin, 0), axis=1, keepdims=True)

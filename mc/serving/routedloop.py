@@ -30,7 +30,7 @@ import jax
 import jax.numpy as jnp
 
 from ..kernels import clock
-from .loop import CONSTS, Queue, View, going, iteration, start
+from .loop import CONSTS, Queue, View, admission, going, iteration, start
 from .routers import ROUTERS
 
 
@@ -40,7 +40,7 @@ class Pool(NamedTuple):
     count: jax.Array  # (R·C, 1) int32: requests routed to each card
     tokens: jax.Array  # (R·C, 1) int32: prompt + answer tokens of its waiting requests
     g: jax.Array  # (R, 1) int32: the next arrival to route
-    stuck: jax.Array  # (R, 1) bool: no card moved in the last pass
+    stuck: jax.Array  # (R, 1) bool: no card can move before the next arrival is routed
     card: jax.Array  # (R, N) int32: where each arrival went
     last: dict  # the card's last iteration (``iteration``'s info): t1, A, B, k, c, m, one, done
 
@@ -134,7 +134,10 @@ def _serve_pool(a_hi, a_lo, lin, lout, u, consts, router: str, batcher: str, S: 
         q, info = iteration(p.q, view, lin, lout, final, cs, s_t, batcher == "static", S)
         moved = info["moved"]
         last = {k: (clock.where if isinstance(x, tuple) else jnp.where)(moved, info[k], x) for k, x in p.last.items()}
-        stuck = ~jnp.any(moved.reshape(R, C), axis=1, keepdims=True)
+        # Stuck: no card can move in the next pass without the next arrival, so that
+        # pass routes it (a pass that moved no card would change nothing).
+        ahead, _ = admission(q, view, cs["max_batch"], cs["max_wait"], batcher == "static")
+        stuck = ~jnp.any(ahead.reshape(R, C), axis=1, keepdims=True)
         return Pool(q=q, seq=seq, count=count, tokens=waiting - jnp.where(moved, info["tokens"], 0), g=g,
                     stuck=stuck, card=card, last=last)
 
