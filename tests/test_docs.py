@@ -14,8 +14,10 @@ Shell blocks are fenced ``sh``, ``bash`` or ``console``:
   a command with a trailing ``# not run by the docs test: REASON`` is skipped with its
   reason shown; any other program is a failure (say why it is not run, or run ``mc``).
 
-Commands run in a temporary folder that holds a link to ``examples/``, so what they
-write stays there. The links are checked in the fast tier (no JAX, milliseconds); the
+The commands of one block run in order in one temporary folder that holds a link to
+``examples/`` (a block is one session: a command may read what an earlier one wrote;
+run alone, a command runs its block's earlier ones first), so what they write stays
+there. The links are checked in the fast tier (no JAX, milliseconds); the
 commands in the full tier (about 40 CPU-seconds).
 """
 from __future__ import annotations
@@ -151,6 +153,12 @@ def test_every_guide_is_in_the_readme_table():
 def commands(text: str):
     """``(line number, command, expected output lines or None, skip reason or None)``
     for each command of the shell blocks."""
+    for _, *c in block_commands(text):
+        yield tuple(c)
+
+
+def block_commands(text: str):
+    """``commands``, each led by its block's first line number."""
     fenced, _ = blocks(text)
     for info, start, body in fenced:
         if info not in ("sh", "bash", "console", "shell"):
@@ -178,7 +186,7 @@ def commands(text: str):
             if SKIP in line:
                 line, reason = line.split(SKIP, 1)
                 reason = reason.strip()
-            yield n, line.strip(), expected, reason
+            yield start, n, line.strip(), expected, reason
 
 
 def argv(command: str) -> list[str] | None:
@@ -211,11 +219,17 @@ def printed_in_order(expected: list[str], *streams: list[str]) -> str | None:
     return None
 
 
-README_COMMANDS = [("README.md", *c) for c in commands(README.read_text(encoding="utf-8"))]
+README_COMMANDS = [("README.md", *c[1:]) for c in block_commands(README.read_text(encoding="utf-8"))]
 # The guides' console blocks are shown output too: they run as well (their sh blocks
 # are recipes for the reader's own files and services, and are not run).
 GUIDE_COMMANDS = [(str(p.relative_to(ROOT)), *c) for p in DOCS if p != README
                   for c in commands(p.read_text(encoding="utf-8")) if c[2] is not None]
+# The block each command is in: a block is one session, so its commands run in order in
+# one folder and a command reads what the block's earlier ones wrote.
+BLOCK = {("README.md", c[1]): c[0] for c in block_commands(README.read_text(encoding="utf-8"))}
+BLOCK.update({(str(p.relative_to(ROOT)), c[1]): c[0] for p in DOCS if p != README
+              for c in block_commands(p.read_text(encoding="utf-8"))})
+_FOLDERS: dict = {}  # (doc, block) -> (folder, line numbers of its commands run there)
 
 
 def test_readme_has_commands():
@@ -223,19 +237,34 @@ def test_readme_has_commands():
     assert len(run) >= 3, run
 
 
+def _run(doc: str, n: int, command: str, folder: Path):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    p = subprocess.run(argv(command), cwd=folder, env=env, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, f"{doc}:{n}: {command}\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}"
+    return p
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("doc, n, command, expected, reason", README_COMMANDS + GUIDE_COMMANDS,
                          ids=[f"{c[0]}:{c[1]}" for c in README_COMMANDS + GUIDE_COMMANDS])
-def test_shown_command_runs(doc, n, command, expected, reason, tmp_path):
+def test_shown_command_runs(doc, n, command, expected, reason, tmp_path_factory):
     if reason is not None:
         pytest.skip(f"{doc}:{n}: {reason}")
-    args = argv(command)
-    if args is None:
+    if argv(command) is None:
         pytest.skip(f"{doc}:{n}: {command!r} sets up or runs the tests")
-    (tmp_path / "examples").symlink_to(ROOT / "examples")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
-    p = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
-    assert p.returncode == 0, f"{doc}:{n}: {command}\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}"
+    block = BLOCK[(doc, n)]
+    if (doc, block) not in _FOLDERS:
+        folder = tmp_path_factory.mktemp("block")
+        (folder / "examples").symlink_to(ROOT / "examples")
+        _FOLDERS[(doc, block)] = (folder, set())
+    folder, ran = _FOLDERS[(doc, block)]
+    # The block's earlier commands first, where this one runs without them (-k).
+    for d, m, c, _, r in README_COMMANDS + GUIDE_COMMANDS:
+        if d == doc and m < n and BLOCK[(d, m)] == block and m not in ran and r is None and argv(c) is not None:
+            _run(d, m, c, folder)
+            ran.add(m)
+    p = _run(doc, n, command, folder)
+    ran.add(n)
     if expected:
         out, err = ([line.rstrip() for line in t.splitlines()] for t in (p.stdout, p.stderr))
         missing = printed_in_order(expected, out, err)
