@@ -245,9 +245,15 @@ def _run(doc: str, n: int, command: str, folder: Path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("doc, n, command, expected, reason", README_COMMANDS + GUIDE_COMMANDS,
-                         ids=[f"{c[0]}:{c[1]}" for c in README_COMMANDS + GUIDE_COMMANDS])
+@pytest.mark.parametrize("doc, n, command, expected, reason", README_COMMANDS,
+                         ids=[f"{c[0]}:{c[1]}" for c in README_COMMANDS])
 def test_shown_command_runs(doc, n, command, expected, reason, tmp_path_factory):
+    check_shown(doc, n, command, expected, reason, tmp_path_factory)
+
+
+def check_shown(doc, n, command, expected, reason, tmp_path_factory):
+    """A shown command runs in its block's folder (after the block's earlier commands)
+    and prints what is shown under it (tests/test_docs_guides.py runs the guides')."""
     if reason is not None:
         pytest.skip(f"{doc}:{n}: {reason}")
     if argv(command) is None:
