@@ -136,6 +136,17 @@ def assert_numpy_month_agrees(sc: mc.Scenario, n: int, seed: int = 7) -> None:
             np.testing.assert_allclose(core[k], ref[k], rtol=1e-4, atol=1e-3, err_msg=k)
 
 
+def assert_rounds_agree(core: dict, ref: dict, i: int, where: str, rates: bool = False) -> None:
+    """Month ``i`` of §6's core trace against the reference's rounds: each round's
+    evicted cards and run set equal, and with ``rates`` each slot's rate to float
+    tolerance."""
+    for k, rnd in enumerate(ref["rounds"]):
+        assert set(np.flatnonzero(core["evicted"][i, k])) == rnd["evicted"], f"{where} round {k}: evicted"
+        assert set(np.flatnonzero(core["run"][i, k])) == rnd["run"], f"{where} round {k}: run set"
+        if rates:
+            np.testing.assert_allclose(core["rate"][i, k], rnd["rate"], rtol=1e-6, err_msg=f"{where} round {k}")
+
+
 def assert_outputs_agree(core: dict, ref: dict, i: int, where: str, exact, close) -> None:
     """Month ``i`` of the core's outputs against the reference's: ``exact`` columns
     equal, ``close`` ones to float tolerance (relative, or a millionth of the bill),

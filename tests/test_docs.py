@@ -219,16 +219,15 @@ def printed_in_order(expected: list[str], *streams: list[str]) -> str | None:
     return None
 
 
-README_COMMANDS = [("README.md", *c[1:]) for c in block_commands(README.read_text(encoding="utf-8"))]
+# Every command of every document, led by its block's first line: a block is one
+# session, so its commands run in order in one folder and a command reads what the
+# block's earlier ones wrote.
+_ALL = [(str(p.relative_to(ROOT)), *c) for p in DOCS for c in block_commands(p.read_text(encoding="utf-8"))]
+BLOCK = {(doc, n): block for doc, block, n, *_ in _ALL}
+README_COMMANDS = [(doc, *c) for doc, _, *c in _ALL if doc == "README.md"]
 # The guides' console blocks are shown output too: they run as well (their sh blocks
 # are recipes for the reader's own files and services, and are not run).
-GUIDE_COMMANDS = [(str(p.relative_to(ROOT)), *c) for p in DOCS if p != README
-                  for c in commands(p.read_text(encoding="utf-8")) if c[2] is not None]
-# The block each command is in: a block is one session, so its commands run in order in
-# one folder and a command reads what the block's earlier ones wrote.
-BLOCK = {("README.md", c[1]): c[0] for c in block_commands(README.read_text(encoding="utf-8"))}
-BLOCK.update({(str(p.relative_to(ROOT)), c[1]): c[0] for p in DOCS if p != README
-              for c in block_commands(p.read_text(encoding="utf-8"))})
+GUIDE_COMMANDS = [(doc, *c) for doc, _, *c in _ALL if doc != "README.md" and c[2] is not None]
 _FOLDERS: dict = {}  # (doc, block) -> (folder, line numbers of its commands run there)
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import mc
-from conftest import assert_outputs_agree, autoscaler_draws, one_fast
+from conftest import assert_outputs_agree, assert_rounds_agree, autoscaler_draws, one_fast
 from mc import engine
 from mc.fleet import autoscaler, month
 from ref_autoscaler import month as ref_month
@@ -89,10 +89,7 @@ def test_autoscaler_matches_reference(name):
     for i in range(n):
         ref = ref_month(draws[i], sc)
         where = f"{name} month {i}"
-        for k, rnd in enumerate(ref["rounds"]):
-            assert set(np.flatnonzero(core["evicted"][i, k])) == rnd["evicted"], f"{where} round {k}: evicted"
-            assert set(np.flatnonzero(core["run"][i, k])) == rnd["run"], f"{where} round {k}: run set"
-            np.testing.assert_allclose(core["rate"][i, k], rnd["rate"], rtol=1e-6, err_msg=f"{where} round {k}")
+        assert_rounds_agree(core, ref, i, where, rates=True)
         assert_outputs_agree(core, ref, i, where, EXACT, CLOSE)
 
 

@@ -158,7 +158,7 @@ def test_bad_terms_are_one_line_errors(updates, field):
 
 # -- SPEC §6 -------------------------------------------------------------------------
 
-from conftest import autoscaler_draws  # noqa: E402
+from conftest import assert_rounds_agree, autoscaler_draws  # noqa: E402
 from mc.fleet import autoscaler, month  # noqa: E402
 from ref_autoscaler import month as ref_autoscaler_month  # noqa: E402
 
@@ -191,9 +191,7 @@ def test_autoscaler_matches_hourly_reference(name):
     for i in range(n):
         ref = ref_autoscaler_month(draws[i], sc)
         where = f"{name} month {i}"
-        for k, rnd in enumerate(ref["rounds"]):
-            assert set(np.flatnonzero(core["evicted"][i, k])) == rnd["evicted"], f"{where} round {k}: evicted"
-            assert set(np.flatnonzero(core["run"][i, k])) == rnd["run"], f"{where} round {k}: run set"
+        assert_rounds_agree(core, ref, i, where)
         assert_outputs_agree(core, ref, i, where, EXACT6, CLOSE)
 
 
