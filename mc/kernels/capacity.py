@@ -280,30 +280,31 @@ def _flat_sums(begin, end, weight, count, rate, level, hours):
         k = jnp.minimum(_scale(w.reshape(w.shape[0], G * S), _LOSS), _RATE - top)  # as ``_sums`` chooses it
         return _event_totals(*_gather_live(b, e, w, c, size), k, r, lv, hours)
 
-    def routed(size):
-        def run(args):
-            out = event(args, size)
-            if size == G * S:  # every month fits
-                return out
-            spill = live > size
-            spilled = jnp.sum(spill, dtype=jnp.int32)
-            slot = jnp.where(spill, jnp.cumsum(spill, dtype=jnp.int32) - 1, room)
-            which = jnp.zeros(room, jnp.int32).at[slot].set(jnp.arange(B, dtype=jnp.int32), mode="drop")
-            redo = hourly(tuple(x[which] for x in args))
-            return out.at[jnp.where(jnp.arange(room) < spilled, which, B)].set(redo, mode="drop")
-        return run
-
-    branches = [routed(s) for s in sizes]
+    limits = list(sizes)
+    branches = [lambda args, size=size: event(args, size) for size in sizes]
     fits = [jnp.sum(live > s, dtype=jnp.int32) <= room for s in sizes]
     if sizes[-1] == G * S:  # the largest size holds every month
         fits[-1] = jnp.bool_(True)
-    else:
+    else:  # no size leaves so few: the hourly pass for the whole chunk, nothing spills
         branches.append(hourly)
         fits.append(jnp.bool_(True))
-    if len(branches) == 1:
-        return branches[0](args)
+        limits.append(G * S)
     pick = jnp.argmax(jnp.stack(fits)).astype(jnp.int32)  # the first that fits
-    return jax.lax.switch(pick, branches, args)
+    out = branches[0](args) if len(branches) == 1 else jax.lax.switch(pick, branches, args)
+    if limits == [G * S]:  # every month fits the one size
+        return out
+    spill = live > jnp.asarray(limits, jnp.int32)[pick]
+    spilled = jnp.sum(spill, dtype=jnp.int32)  # at most ``room``
+
+    # The spilled months, gathered into a batch of ``room``, by the hourly pass: one
+    # copy of it serves every size, and it is skipped when no month spilled.
+    def redo(out):
+        slot = jnp.where(spill, jnp.cumsum(spill, dtype=jnp.int32) - 1, room)
+        which = jnp.zeros(room, jnp.int32).at[slot].set(jnp.arange(B, dtype=jnp.int32), mode="drop")
+        fixed = hourly(tuple(x[which] for x in args))
+        return out.at[jnp.where(jnp.arange(room) < spilled, which, B)].set(fixed, mode="drop")
+
+    return jax.lax.cond(spilled > 0, redo, lambda out: out, out)
 
 
 @jax.custom_batching.custom_vmap

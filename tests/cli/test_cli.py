@@ -17,13 +17,14 @@ PRESET_KEYS = ["name", "n", "bill_mode", "bill_mode_share", "n_run_mode", "n_evi
                "figures", "provenance"]  # then every figure in the one JSON shape, and what made it
 
 
-# Same N and seed as test_presets, so the compiled steps are shared.
+# Same N, seed and chunk as test_presets, so the compiled steps are shared.
 N = "3000"
+CHUNK = "256"
 
 
 @pytest.mark.slow
 def test_presets_json(capsys):
-    assert main(["presets", "--n", N, "--seed", "1", "--json", "--quiet"]) == 0
+    assert main(["presets", "--n", N, "--seed", "1", "--chunk", CHUNK, "--json", "--quiet"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [r["name"] for r in rows][:3] == ["golden-idler", "noise-evictor", "bargain-shortfall"]
     for r in rows:
@@ -37,7 +38,7 @@ def test_presets_json(capsys):
 
 @pytest.mark.slow
 def test_presets_table(capsys):
-    assert main(["presets", "--n", N, "--seed", "1", "--quiet"]) == 0
+    assert main(["presets", "--n", N, "--seed", "1", "--chunk", CHUNK, "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "golden-idler" in out and "69,940.00" in out and "28,840.00" in out
 

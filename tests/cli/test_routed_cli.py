@@ -42,6 +42,7 @@ def test_a_replication_short_for_the_pools_seats_is_one_warning_line(capsys):
     assert warned == ["mc latency: warning: " + json.loads(cap.out)["notes"][0] + " (--requests, --warmup)"]
 
 
+@pytest.mark.slow
 def test_a_scenario_with_lemons_reports_their_cost_on_the_same_draws(capsys):
     assert main(SMALL + ["--cards", "4", "--scenario", "lemon-hunter", "--load", "0.3", "--replications", "4",
                          "--json"]) == 0

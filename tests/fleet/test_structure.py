@@ -93,6 +93,7 @@ def test_structured_path_with_zero_terms_is_section_1_4(name):
         np.testing.assert_allclose(hourly[k], base[k], rtol=1e-5, err_msg=k)
 
 
+@pytest.mark.slow
 def test_terms_change_the_month_and_only_with_their_own_draws():
     sc = mc.presets.get("golden-idler-steady")
     on = sc.replace(ON)  # STRUCTURED["steady-all-terms"]: its step is the NumPy month test's too
