@@ -8,7 +8,7 @@ from pathlib import Path
 # so subprocesses started by tests inherit it.
 _CACHE = Path(__file__).resolve().parents[1] / ".jax-cache"
 os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", str(_CACHE))
-os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.5")
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
 
 import jax  # noqa: E402
 import numpy as np
