@@ -10,11 +10,14 @@ results/ (resumable: finished grid points are kept), figures under figures/.
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import runpy
 import sys
 import time
 from pathlib import Path
+
+from mc import engine
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -55,6 +58,12 @@ class Steps:
         if not self.quiet:
             print(f"[step {self.i}/{self.total}, {self.elapsed()} elapsed] {name} ...", file=sys.stderr, flush=True)
         fn()
+        # Each compiled program holds its machine code in hundreds of memory maps, and
+        # a process may hold at most about 65,000 (Linux's vm.max_map_count): the job
+        # forgets a finished step's programs (the next step that needs one loads it
+        # from the compile cache in a fraction of a second).
+        engine.clear_caches()
+        gc.collect()
         # Always one line per finished step, so a log says where the time went.
         print(f"[step {self.i}/{self.total}, {self.elapsed()} elapsed] {name} done in "
               f"{time.perf_counter() - t:.1f} s", file=sys.stderr, flush=True)

@@ -4,6 +4,8 @@ and says which step runs and how far the job is."""
 import importlib.util
 from pathlib import Path
 
+from mc import engine
+
 ROOT = Path(__file__).resolve().parents[1]
 # Experiments that are not studies of the job: shared helpers, the job itself, a
 # benchmark (PERFORMANCE.md) whose timings would change the results each run, and the
@@ -26,10 +28,13 @@ def test_every_study_and_figure_is_in_the_job():
     assert {p.stem for p in (ROOT / "figures").glob("fig_*.png")} == set(mod.FIGURES)  # each one committed
 
 
-def test_steps_say_which_runs_and_how_far(capsys):
+def test_steps_say_which_runs_and_how_far(capsys, monkeypatch):
+    cleared = []
+    monkeypatch.setattr(engine, "clear_caches", lambda: cleared.append(True))
     steps = job().Steps(2, quiet=False)
     steps.run("first", lambda: None)
     steps.run("second", lambda: None)
+    assert len(cleared) == 2  # a finished step's compiled programs are let go (their memory maps)
     err = capsys.readouterr().err.splitlines()
     assert err[0].startswith("[step 1/2, 0:00 elapsed] first ...")
     assert err[1].startswith("[step 1/2, 0:00 elapsed] first done in")
