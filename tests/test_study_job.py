@@ -1,6 +1,7 @@
 """``make study`` (experiments/run_all.py) runs every study and draws every figure,
 and says which step runs and how far the job is."""
 
+import gc
 import importlib.util
 from pathlib import Path
 
@@ -31,6 +32,7 @@ def test_every_study_and_figure_is_in_the_job():
 def test_steps_say_which_runs_and_how_far(capsys, monkeypatch):
     cleared = []
     monkeypatch.setattr(engine, "clear_caches", lambda: cleared.append(True))
+    monkeypatch.setattr(gc, "collect", lambda: 0)  # a full collection in a test worker takes a while
     steps = job().Steps(2, quiet=False)
     steps.run("first", lambda: None)
     steps.run("second", lambda: None)
