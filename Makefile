@@ -30,15 +30,15 @@ install-test: $(VENV)/.installed-test
 study: install
 	$(BIN)/python experiments/run_all.py $(if $(filter command line,$(origin N)),--presets-n $(N))
 
-# The fast tier runs on two processes, a test file each at a time, and compiles with
-# XLA's backend optimisation off: its sizes are small, so compiling is most of its time
-# (a third less CPU; the same results, which the full tier checks at the default level).
+# Both tiers run on two processes, a test file each at a time. Compiling is most of a
+# test's time, so the tests compile with XLA options that shorten it and keep every
+# result's bits as users compile them (tests/compile_flags.py says which and what they cost).
 test: install-test
-	XLA_FLAGS="$${XLA_FLAGS:-} --xla_backend_optimization_level=0" $(BIN)/python -m pytest -m "not slow" -n 2 --dist loadfile
+	XLA_FLAGS="$$($(BIN)/python tests/compile_flags.py)" $(BIN)/python -m pytest -m "not slow" -n 2 --dist loadfile
 
-# Every test, compiled as users compile, on two processes (a test file each at a time).
+# Every test (multi-process, device-count, statistical, end-to-end): what CI runs.
 test-all: install-test
-	$(BIN)/python -m pytest -n 2 --dist loadfile
+	XLA_FLAGS="$$($(BIN)/python tests/compile_flags.py)" $(BIN)/python -m pytest -n 2 --dist loadfile
 
 clean:
 	rm -rf $(VENV) build *.egg-info

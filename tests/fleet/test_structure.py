@@ -60,8 +60,8 @@ def test_every_preset_is_fingerprinted():
     assert set(TODAY) == set(mc.presets.names())
 
 
-# Bit-for-bit checks hold at the compile level users compile at (the full tier); the fast
-# tier compiles with XLA's backend optimisation off, which rounds a few floats otherwise.
+# Fingerprints taken with XLA's default options: the tests' own compile options
+# (tests/compile_flags.py) must keep every bit, and these checks say so every full run.
 @pytest.mark.slow
 @pytest.mark.skipif(jax.default_backend() != "cpu", reason="fingerprints were taken on a CPU")
 @pytest.mark.parametrize("name", sorted(TODAY))
