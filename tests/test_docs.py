@@ -18,7 +18,7 @@ The commands of one block run in order in one temporary folder that holds a link
 ``examples/`` (a block is one session: a command may read what an earlier one wrote;
 run alone, a command runs its block's earlier ones first), so what they write stays
 there. The links are checked in the fast tier (no JAX, milliseconds); the
-commands in the full tier (about four minutes with an empty compile cache, most of
+commands in the full tier (about three minutes with an empty compile cache, most of
 it the README's calibration and router commands).
 """
 from __future__ import annotations
