@@ -25,7 +25,7 @@ class Card:
         self.placed, self.start = placed, start  # hours: placed in its slot, serving from
         self.leave = math.inf
         self.marks = 0
-        self.factor = None  # SPEC §1.4.1: (1 + c(h))·(1 + u(h)) over the grid's hours
+        self.u = None  # SPEC §1.4.1: the card's wander u(h) over the grid's hours
 
 
 def _quality(L, z, u):
@@ -34,7 +34,7 @@ def _quality(L, z, u):
     return (q * L.lemon_factor if lemon else q), lemon
 
 
-def month(d, sc) -> dict:
+def month(d, sc, wander=None) -> dict:
     """SPEC §6 outputs (money in integer cents) and, per round, the evicted
     slots, the run set and each slot's card's true rate."""
     pool, a = sc.pool, sc.autoscaler
@@ -73,22 +73,22 @@ def month(d, sc) -> dict:
     # later normals), hour by hour.
     structured = getattr(d.month, "structure", None) is not None
     if structured:
-        one_c, u, first_hour = structure_paths(d.month, sc, P)
+        one_c, u, first_hour = structure_paths(d.month, sc, P, wander)
         for i in range(P):
-            history[i][0].factor = one_c * (1.0 + u[i])
+            history[i][0].u = u[i]
         common = 0.0 if d.month.structure.common is None else float(d.month.structure.common)
         rho = math.exp(-1.0 / sc.wander.hours)
 
-    def own_factor(i, t):
+    def own_path(i, t):
         if d.month.structure.wander is None:
-            return one_c
-        z = np.asarray(d.month.structure.wander[i], np.float64)
+            return u[i]
+        z = np.asarray(wander[i], np.float64)
         x = np.zeros(len(z))
         k0 = t - first_hour
         x[k0] = sc.wander.sd * z[k0]
         for k in range(k0 + 1, len(z)):
             x[k] = rho * x[k - 1] + math.sqrt(1 - rho * rho) * sc.wander.sd * z[k]
-        return one_c * (1.0 + x)
+        return x
 
     def owned(i, card):
         """The dips of slot i that belong to ``card``, cut to its life."""
@@ -125,7 +125,7 @@ def month(d, sc) -> dict:
             if w <= 0:
                 continue
             if structured:
-                m = structured_mean(c.t, c.factor, first_hour, owned(i, c), lo, t)
+                m = structured_mean(c.t, one_c, c.u, first_hour, owned(i, c), lo, t)
                 score[i] = max(0.0, m * (1.0 + sigma_hour * math.sqrt(1.0 / w) * float(eps[i]))
                                * (1.0 + sc.window.common_hour * math.sqrt(1.0 / w) * common))
             else:
@@ -175,7 +175,7 @@ def month(d, sc) -> dict:
                 q, lemon = _quality(L, d.tickets.z[k, i], d.tickets.u_lemon[k, i])
                 history[i].append(Card(rated[i] * q, q, lemon, t, t + a.boot_hours))
                 if structured:
-                    history[i][-1].factor = own_factor(i, t)
+                    history[i][-1].u = own_path(i, t)
                 score[i] = rated[i] * typical
                 n_replaced += 1
             else:
@@ -209,9 +209,11 @@ def month(d, sc) -> dict:
         for i in rounds[k]["run"]:
             c = next(c for c in history[i] if c.placed <= t < c.leave)
             served = np.clip(h + 1 - np.maximum(h, c.start), 0.0, 1.0)
+            if structured:  # SPEC §1.4.1 as amended: r·q·(1 + c)·(served·(1 + u) − dips)
+                served = served * (1.0 + c.u[t - first_hour:end - first_hour])
             for lo, hi, depth in owned(i, c):
                 served = served - depth * np.clip(np.minimum(hi, h + 1) - np.maximum(lo, h), 0.0, None)
-            scale = c.factor[t - first_hour:end - first_hour] if structured else 1.0
+            scale = one_c[t - first_hour:end - first_hour] if structured else 1.0
             cap[t:end] += c.t * scale * served
     cap = np.maximum(cap, 0.0)
     demand_tok = D.sum() * 3600

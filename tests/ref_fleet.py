@@ -57,14 +57,20 @@ def ar1_path(z, rho, sd):
     return x
 
 
-def structure_paths(d, sc, P):
+def structure_paths(d, sc, P, wander=None):
     """SPEC §1.4.1 on the grid of clock hours ``−G .. 729``: the fleet's ``1 + c(h)``
-    (G + 730,), each card's wander ``u_i(h)`` (P, G + 730), and the grid's first hour ``−G``."""
+    (G + 730,), each card's wander ``u_i(h)`` (P, G + 730), and the grid's first hour ``−G``.
+
+    The wander is simulated hour by hour from ``wander`` ((P, G + 730) standard
+    normals of the caller's own: the core samples it at checkpoints, so the two agree
+    in law, not draw by draw); the swing's path from the core's own normals."""
     G = sc.structure.grid
     n = G + HOURS
     u = np.zeros((P, n))
     if d.structure.wander is not None:
-        u = ar1_path(d.structure.wander, math.exp(-1.0 / sc.wander.hours), sc.wander.sd)
+        if wander is None:
+            raise ValueError("wander is on: give the reference hourly normals of its own")
+        u = ar1_path(wander, math.exp(-1.0 / sc.wander.hours), sc.wander.sd)
     c = np.zeros(n)
     for k in range(n):
         clock = (sc.swing.start_hour + (k - G)) % 24.0
@@ -74,16 +80,17 @@ def structure_paths(d, sc, P):
     return 1.0 + c, u, -G
 
 
-def structured_mean(true_i, factor_i, first, card_dips, lo, hi):
-    """A card's mean rate over ``[lo, hi)``, hour by hour: its rate ``r·q·F(h)``
-    less its dips, each hour weighted by its overlap with the window."""
+def structured_mean(true_i, one_c, u_i, first, card_dips, lo, hi):
+    """A card's mean rate over ``[lo, hi)``, hour by hour: ``r·q·(1 + c(h))·(1 + u(h) −
+    Σ δ·overlap)`` (SPEC §1.4.1 as amended: the dips' loss on the wander-free rate),
+    each hour weighted by its overlap with the window."""
     total = 0.0
     for h in range(math.floor(lo), math.ceil(hi)):
         a, b = max(h, lo), min(h + 1, hi)
         if b <= a:
             continue
         dipped = sum(depth * overlap(bd, ed, a, b) for bd, ed, depth in card_dips)
-        total += factor_i[h - first] * ((b - a) - dipped)
+        total += one_c[h - first] * ((b - a) * (1.0 + u_i[h - first]) - dipped)
     return true_i * max(0.0, total) / (hi - lo)
 
 
@@ -93,8 +100,9 @@ def median(values):
     return s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])
 
 
-def month(d, sc) -> dict:
-    """SPEC §2 outputs of one month (money in integer cents)."""
+def month(d, sc, wander=None) -> dict:
+    """SPEC §2 outputs of one month (money in integer cents); ``wander``: (P, G + 730)
+    hourly normals of the caller's when wander is on (see ``structure_paths``)."""
     pool = sc.pool
     classes = [c for c, n in pool.groups for _ in range(n)]
     cls_of = [k for k, (c, n) in enumerate(pool.groups) for _ in range(n)]
@@ -131,14 +139,13 @@ def month(d, sc) -> dict:
     score = np.empty(P)
     structured = getattr(d, "structure", None) is not None
     if structured:
-        one_c, u, first = structure_paths(d, sc, P)
-        factor = one_c[None, :] * (1.0 + u)
+        one_c, u, first = structure_paths(d, sc, P, wander)
         common = 1.0
         if d.structure.common is not None:
             common = 1.0 + sc.window.common_hour * math.sqrt(1.0 / W) * float(d.structure.common)
     for i in range(P):
         if structured:
-            m = structured_mean(true[i], factor[i], first, dips[i], -W, 0.0)
+            m = structured_mean(true[i], one_c, u[i], first, dips[i], -W, 0.0)
             score[i] = max(0.0, m * (1.0 + sigma * float(d.noise[i])) * common)
             continue
         lost = sum(depth * overlap(b, e, -W, 0.0) for b, e, depth in dips[i])
@@ -171,13 +178,13 @@ def month(d, sc) -> dict:
 
     # Capacity, hour by hour.
     hours = np.arange(HOURS, dtype=np.float64)
-    if structured:  # each run card's rate r·q·F(h), less its dips' share of it
+    if structured:  # each run card's r·q·(1 + c)·(1 + u − its dips' share)
         cap = np.zeros(HOURS)
         for i in run:
-            frac = np.ones(HOURS)
+            frac = 1.0 + u[i, -first:]
             for b, e, depth in dips[i]:
                 frac -= depth * np.clip(np.minimum(e, hours + 1) - np.maximum(b, hours), 0.0, None)
-            cap += true[i] * factor[i, -first:] * frac
+            cap += true[i] * one_c[-first:] * frac
     else:
         cap = np.full(HOURS, sum(true[i] for i in run))
         for i in run:

@@ -22,7 +22,7 @@ import numpy as np
 from ..engine import Column, Schema, of_kind
 from ..kernels import masked_median, materialise, tree_sum, uniforms
 from ..units import HOURS, SECONDS
-from . import accounting, checks, demand, dips, eviction, lottery, month, runset, structure, window
+from . import accounting, checkpoints, checks, demand, dips, eviction, lottery, month, runset, window
 from .dips import CardDips
 from .scenario import Scenario
 
@@ -66,7 +66,7 @@ def draw(key: jax.Array, sc: Scenario) -> Draws:
     u = uniforms(jax.random.fold_in(key, STREAM), (k, p, ROUND_UNIFORMS))
     t = lottery.draw(u[..., 1:].reshape(k * p, lottery.UNIFORMS))
     tickets = lottery.LotteryDraws(t.z.reshape(k, p), t.u_lemon.reshape(k, p))
-    return Draws(month.draw(key, sc), window.draw(u[..., 0]), tickets)
+    return Draws(month.draw(key, sc, k, sc.autoscaler.replace), window.draw(u[..., 0]), tickets)
 
 
 class Slots(NamedTuple):
@@ -83,7 +83,7 @@ class Slots(NamedTuple):
     weight: jax.Array  # (pool, dips) float32 tok/s its loss: owner's rate × depth (0: no owner)
     # SPEC §1.4.1 with replacements (None otherwise): the round whose start began the
     # slot's card's own wander path (-1: the original's) and its correction
-    # (``structure.restarted``).
+    # ``Δ = sd·ζ − u(t_k)`` (``checkpoints.restart``).
     tau: jax.Array | None = None  # (pool,) int32
     corr: jax.Array | None = None  # (pool,) float32
 
@@ -112,7 +112,7 @@ class Round(NamedTuple):
     target: jax.Array  # () float32 tok/s the run set's target
     rent: jax.Array  # (pool,) int32 cents a run card bills this round
     index: jax.Array | None = None  # () int32 k (with restarts)
-    corr: jax.Array | None = None  # (pool,) float32 a path restarted at t_k: u(t_k) − sd·z(t_k)
+    corr: jax.Array | None = None  # (pool,) float32 a card placed at t_k: its Δ (``checkpoints.restart``)
 
 
 def per_round(fn, hourly: jax.Array, period: int) -> jax.Array:
@@ -131,14 +131,12 @@ class Fixed(NamedTuple):
     price: jax.Array  # (pool,) float32 cents a month, each slot's class price p
     begin: jax.Array  # (pool, dips) float32 h each slot dip's begin
     depth: jax.Array  # (pool, dips) float32 its depth δ
-    # SPEC §1.4.1 (None when its terms are zero): the factor F over the grid's hours
-    # and its cumulative, the window's shared error, and with restarts the rows of
-    # ``structure.restarted`` and their cumulative.
-    f: jax.Array | None = None  # (pool, G + 730) or (G + 730,) float32
-    cum: jax.Array | None = None
+    # SPEC §1.4.1 (None when its terms are zero): the fleet's factor and the slots'
+    # wander chains, the window's shared error, and with restarts the rounds' unit
+    # chains (``checkpoints.unit``).
+    sf: month.Structured | None = None
     common: jax.Array | None = None  # () float32
-    q: jax.Array | None = None  # (rounds, G + 730) float32
-    qcum: jax.Array | None = None
+    unit: checkpoints.Unit | None = None
 
 
 class Scored(NamedTuple):
@@ -187,9 +185,11 @@ def score(s: Slots, x: Round, f: Fixed, sc: Scenario) -> Scored:
         m = window.mean_rate_over(s.rate, CardDips(s.lo, s.hi, f.depth), lo[:, None], x.t, length)
         raw = window.noisy(m, x.eps, window.sigma_of(sc.window.sigma_hour, length))
     else:  # SPEC §1.4.1: the window's mean hour by hour, as §1's
-        restart = None if f.q is None else (s.corr, f.q, f.qcum, jnp.maximum(s.tau, 0))
-        raw = month.structured_score(s.rate, CardDips(s.lo, s.hi, f.depth), f.f, f.cum, x.eps, f.common, sc,
-                                     lo=lo, hi=jnp.full(lo.shape, x.t), length=length, restart=restart)
+        hi = jnp.full(lo.shape, x.t)
+        extra = None if f.unit is None else checkpoints.restarted_window(f.unit, f.sf.field, sc.structure, s.tau,
+                                                                         s.corr, lo, hi)
+        raw = month.structured_score(s.rate, CardDips(s.lo, s.hi, f.depth), f.sf, x.eps, f.common, sc,
+                                     lo=lo, hi=hi, length=length, extra=extra)
     typical = jnp.where(jnp.any(scored), masked_median(raw / f.rated, scored), 1.0)
     return Scored(jnp.where(scored, raw, f.rated * typical), scored, typical)
 
@@ -324,7 +324,7 @@ def outcome(d: Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Arr
         tok = accounting.round_tokens(trace.rate, trace.run, CardDips(end.lo, end.hi, end.weight), trace.boot,
                                       a.boot_hours, xs.t, hourly_demand, a.period)
     else:
-        tok = structured_tokens(trace, end, fixed, hourly_demand, sc)
+        tok = structured_tokens(trace, end, fixed, hourly_demand, d.month.structure.bridge, sc)
     covers = accounting.ideal_covers(rate0, pool)
     class_rent = jnp.asarray(a.rent(np.array([c.price_cents for c in pool.classes])))
     peaks = per_round(jnp.max, hourly_demand, a.period)
@@ -348,44 +348,29 @@ def outcome(d: Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Arr
 
 
 def structured(d: Draws, sc: Scenario, fixed: Fixed, xs: Round, restarts: bool) -> tuple[Fixed, Round]:
-    """SPEC §1.4.1 in §6: the slots' factor over the grid's hours (the original
-    cards' paths, §1's), and with replacements each round's restart rows and each
-    slot's correction should its path restart at ``t_k`` (``structure.restarted``)."""
-    st, a = sc.structure, sc.autoscaler
-    f, cum = month.structured(d.month, sc)
-    fixed = fixed._replace(f=f, cum=cum, common=d.month.structure.common)
+    """SPEC §1.4.1 in §6: the fleet's factor and the slots' wander chains through
+    every round's checkpoints, and with replacements each round's unit chain and
+    each slot's ``Δ`` should a card be placed in it at ``t_k`` (``checkpoints.restart``)."""
+    a = sc.autoscaler
+    sf = month.structured(d.month, sc, a.starts(), a.boot_hours if a.replace else None)
+    fixed = fixed._replace(sf=sf, common=d.month.structure.common)
     if not restarts:
         return fixed, xs
-    u = structure.wander_path(d.month.structure, st, sc.wander)
-    at = a.starts() + st.grid  # static grid index of each t_k
-    corr = (u[:, at] - sc.wander.sd * d.month.structure.wander[:, at]).T  # (rounds, pool)
-    q = materialise(structure.restarted(structure.fleet_factor(d.month.structure, st, sc.swing), a.starts(), st,
-                                        sc.wander))
-    fixed = fixed._replace(q=q, qcum=materialise(structure.cumulative(q)))
+    fixed = fixed._replace(unit=checkpoints.unit(sf.field, a.starts()))
+    corr = checkpoints.restart(sf.chain, sf.field, sc.wander, d.month.structure.restart, a.starts())
     return fixed, xs._replace(index=jnp.arange(a.rounds, dtype=jnp.int32), corr=corr)
 
 
-def structured_tokens(trace: Trace, end: Slots, f: Fixed, hourly_demand: jax.Array,
+def structured_tokens(trace: Trace, end: Slots, f: Fixed, hourly_demand: jax.Array, xi,
                       sc: Scenario) -> accounting.Tokens:
-    """The month's token totals with SPEC §1.4.1's terms: capacity hour by hour
-    (``structure.capacity``) from each round's run set, each card's rate from its
-    start (time-weighted in its first hour), its dips while it runs, all scaled by
-    its factor ``F`` (its own wander path from its placement)."""
-    a, G = sc.autoscaler, sc.structure.grid
-    of_hour = np.minimum(np.arange(HOURS) // a.period, a.rounds - 1)  # static
-    hours = jnp.arange(HOURS, dtype=jnp.float32)[None, :]
-    run = trace.run[of_hour].T  # (pool, 730)
-    serving = jnp.clip(hours + 1.0 - trace.start[of_hour].T, 0.0, 1.0)
-    rate = trace.rate[of_hour].T * serving
-    loss = structure.month_losses(end.lo, end.hi, end.weight)
-    month_f = f.f[..., G:]
-    if f.q is not None:
-        rows = jnp.maximum(trace.tau[of_hour].T, 0)
-        cols = jnp.broadcast_to(jnp.arange(HOURS)[None, :] + G, rows.shape)
-        month_f = month_f - trace.corr[of_hour].T * f.q[rows, cols]
-    cap = structure.capacity(run, rate, loss, month_f)
-    t = structure.totals(hourly_demand, cap) * (SECONDS / HOURS)
-    return accounting.Tokens(t[0], t[1], t[2], t[3])
+    """The month's token totals with SPEC §1.4.1's terms (``month.structured_tokens``):
+    each round's run set, each card's rate from its start (time-weighted in its
+    first hour) and its dips while it runs, its wander (its own path from its
+    placement), all times the fleet's factor."""
+    a = sc.autoscaler
+    restarts = None if f.unit is None else (f.unit, trace.tau, trace.corr)
+    return month.structured_tokens(f.sf, trace.rate, trace.run, trace.start, (end.lo, end.hi, end.weight),
+                                   trace.boot, a.boot_hours, restarts, hourly_demand, xi, sc, a.period)
 
 
 def autoscaler_month(key: jax.Array, sc: Scenario) -> dict[str, jax.Array]:

@@ -11,12 +11,13 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .. import _validate as v
 from ..engine import Column, Schema, of_kind
-from ..kernels import materialise, uniforms
+from ..kernels import materialise, tree_sum, uniforms
 from ..units import HOURS, SECONDS
-from . import accounting, checks, demand, dips, eviction, lottery, runset, structure, window
+from . import accounting, checkpoints, checks, demand, dips, eviction, lottery, runset, structure, window
 from .scenario import Scenario
 
 # Per-month outputs (SPEC §2) in order, each with its kind and units: money is int32
@@ -56,9 +57,10 @@ class Draws(NamedTuple):
     structure: structure.Draws | None = None  # SPEC §1.4.1's terms (None: all zero)
 
 
-def draw(key: jax.Array, sc: Scenario) -> Draws:
+def draw(key: jax.Array, sc: Scenario, rounds: int = 1, replace: bool = False) -> Draws:
     """Every random number of the month, from one block of open uniforms per
-    card and one for demand (each module turns its columns into variates)."""
+    card and one for demand (each module turns its columns into variates); SPEC §6
+    asks for its ``rounds`` and ``replace`` (static: the wander's checkpoints)."""
     v.instance("sc", sc, Scenario, SCENARIO)  # checked when traced, never on the device
     n_dips = dips.uniforms_needed(sc.dips)
     per_card = lottery.UNIFORMS + 1 + n_dips
@@ -69,7 +71,9 @@ def draw(key: jax.Array, sc: Scenario) -> Draws:
     u = uniforms(k_cards, (sc.pool.size, per_card))
     u_demand = uniforms(k_demand, (demand.uniforms_needed(sc.demand),))
     # The structure's draws come from a key of their own, so today's are unchanged.
-    st = None if sc.structure is None else structure.draw(key, sc.structure, sc.pool.size)
+    st = None if sc.structure is None else structure.draw(key, sc.structure, sc.pool.size,
+                                                               checkpoints.count(rounds, replace),
+                                                               rounds if replace else 0)
     return Draws(lottery.draw(u[:, :lottery.UNIFORMS]), dips.draw(u[:, lottery.UNIFORMS + 1:], sc.dips),
                  window.draw(u[:, lottery.UNIFORMS]), demand.draw(u_demand, sc.demand), st)
 
@@ -94,8 +98,8 @@ def outcome(d: Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Arr
     if sc.structure is None:
         score = materialise(window.score(window.mean_rate(true_rate, card_dips, sc.window), d.noise, sc.window))
     else:
-        f, cum = structured(d, sc)
-        score = materialise(structured_score(true_rate, card_dips, f, cum, d.noise, d.structure.common, sc))
+        sf = structured(d, sc, np.zeros(1, np.int32), None)
+        score = materialise(structured_score(true_rate, card_dips, sf, d.noise, d.structure.common, sc))
 
     # Every card has served the window W at the decision (it started at -W).
     evicted = eviction.evict(score / rated, sc.evict_limit, sc.eviction, score=score, rated=rated,
@@ -107,7 +111,9 @@ def outcome(d: Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Arr
     if sc.structure is None:
         tok = accounting.month_tokens(true_rate, run, card_dips, hourly_demand, flat=sc.demand.shape == "flat")
     else:
-        tok = structured_tokens(true_rate, run, card_dips, f, hourly_demand, sc)
+        tok = structured_tokens(sf, true_rate[None], run[None], jnp.full((1, pool.size), -sc.window.hours),
+                                (card_dips.begin, card_dips.end, card_dips.depth * true_rate[:, None]),
+                                jnp.zeros(1, jnp.float32), 1.0, None, hourly_demand, d.structure.bridge, sc, HOURS)
     warm = accounting.bill_cents(run, cents)
     churn = accounting.bill_cents(evicted, sc.churn_cents)
     ideal = accounting.ideal_cents(true_rate, jnp.max(hourly_demand), pool)
@@ -119,53 +125,79 @@ def outcome(d: Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Arr
     return out
 
 
-def structured(d: Draws, sc: Scenario) -> tuple[jax.Array, jax.Array]:
-    """SPEC §1.4.1's factor ``F_i(h) = (1 + c(h))·(1 + u_i(h))`` over the grid's hours
-    ((pool, G + 730), or (G + 730,) without wander) and its ``structure.cumulative``."""
+class Structured(NamedTuple):
+    """SPEC §1.4.1's terms in one month: the fleet's factor over the grid's hours and
+    its cumulative, and with wander the checkpoints' laws and each slot's chain."""
+
+    one_c: jax.Array  # (G + 730,) float32 ``1 + c(h)``
+    cum: jax.Array  # (G + 731,) float32 its ``structure.cumulative``
+    field: checkpoints.Field | None = None
+    chain: checkpoints.Chain | None = None
+
+
+def structured(d: Draws, sc: Scenario, starts: np.ndarray, boot) -> Structured:
+    """The month's factor, and with wander its checkpoints for rounds at ``starts``
+    (static) with replacements serving ``boot`` h after placement (None: none)."""
     st = sc.structure
-    f = structure.factor(structure.fleet_factor(d.structure, st, sc.swing),
-                         structure.wander_path(d.structure, st, sc.wander))
-    f = materialise(f)
-    return f, materialise(structure.cumulative(f))
+    one_c = materialise(structure.fleet_factor(d.structure, st, sc.swing))
+    cum = materialise(structure.cumulative(one_c))
+    if not st.wander:
+        return Structured(one_c, cum)
+    f = checkpoints.field(one_c, st, sc.wander, sc.window.hours, starts, boot)
+    return Structured(one_c, cum, f, checkpoints.chain(d.structure.wander, f, sc.wander))
 
 
-def structured_score(true_rate: jax.Array, card_dips: dips.CardDips, f: jax.Array, cum: jax.Array,
-                     eps: jax.Array, common: jax.Array | None, sc: Scenario, lo=None, hi=None, length=None,
-                     restart=None) -> jax.Array:
+def structured_score(true_rate: jax.Array, card_dips: dips.CardDips, sf: Structured, eps: jax.Array,
+                     common: jax.Array | None, sc: Scenario, lo=None, hi=None, length=None,
+                     extra=None) -> jax.Array:
     """(pool,) float32 tok/s: each card's score on its window ``[lo, hi)`` (default
-    ``[−W, 0)``) of ``length`` hours, its mean rate taken hour by hour through
-    the structure (SPEC §1.4.1), with window errors ``eps`` (pool,) and the window's
-    shared error ``common`` (() or None).
-
-    ``restart``: None, or ``(corr, q, qcum, rows)`` for §6's replacements: a card
-    whose wander path restarted subtracts ``corr`` (pool,) times the window's
-    integral of ``q[rows]`` ((rounds, G + 730): ``(1 + c(h))·ρ^(h − t_j)`` from
-    restart hour ``t_j``), see ``structure.restarted``."""
+    ``[−W, 0)``) of ``length`` hours: ``r·q·max(0, (∫(1 + c) − Σ δ∫_dip (1 + c) + ∫(1 +
+    c)·u)/w)`` (SPEC §1.4.1), with window errors ``eps`` (pool,) and the window's shared
+    error ``common`` (() or None). ``extra``: (pool,) h added to the wander's integral
+    (a replacement's own path, ``checkpoints.restarted_window``)."""
     W = sc.window.hours
     p = true_rate.shape[0]
     lo = jnp.full(p, -W, jnp.float32) if lo is None else lo
     hi = jnp.zeros(p, jnp.float32) if hi is None else hi
     length = W if length is None else length
-    s = structure.window_sum(f, cum, lo, hi, card_dips.begin, card_dips.end, card_dips.depth, sc.structure)
-    if restart is not None:
-        corr, q, qcum, rows = restart
-        s = s - corr * structure.window_sum(q, qcum, lo, hi, card_dips.begin, card_dips.end, card_dips.depth,
-                                            sc.structure, rows=rows)
+    s = structure.window_sum(sf.one_c, sf.cum, lo, hi, card_dips.begin, card_dips.end, card_dips.depth,
+                             sc.structure)
+    if sf.chain is not None:
+        s = s + checkpoints.window(sf.chain, sf.field, sc.structure, lo, hi)
+    if extra is not None:
+        s = s + extra
     m = true_rate * jnp.maximum(0.0, s / length)
     return structure.score(m, eps, window.sigma_of(sc.window.sigma_hour, length), common, sc.structure,
                            sc.window, length)
 
 
-def structured_tokens(true_rate: jax.Array, run: jax.Array, card_dips: dips.CardDips, f: jax.Array,
-                      hourly_demand: jax.Array, sc: Scenario) -> accounting.Tokens:
-    """The month's token totals with SPEC §1.4.1's terms: capacity hour by hour
-    (``structure.capacity``), each run card's rate and its dips' losses scaled by ``F``."""
-    p = true_rate.shape[0]
-    rate = jnp.broadcast_to(true_rate[:, None], (p, HOURS))
-    loss = structure.month_losses(card_dips.begin, card_dips.end, card_dips.depth * true_rate[:, None])
-    cap = structure.capacity(jnp.broadcast_to(run[:, None], (p, HOURS)), rate, loss, f[..., sc.structure.grid:])
-    t = structure.totals(hourly_demand, cap) * (SECONDS / HOURS)
-    return accounting.Tokens(t[0], t[1], t[2], t[3])
+def structured_tokens(sf: Structured, rate: jax.Array, run: jax.Array, start: jax.Array, loss_dips: tuple,
+                      boot: jax.Array, boot_hours, restarts, hourly_demand: jax.Array, xi, sc: Scenario,
+                      period: int) -> accounting.Tokens:
+    """The month's token totals with SPEC §1.4.1's terms (§1 as one round of §6):
+    each hour's run rate less its dips and booting cards, plus the run cards' wander
+    (``checkpoints.hourly``), times the fleet's factor (``checkpoints.tokens``).
+
+    Arguments:
+        rate, run, start: (rounds, pool) each round's true rates, run set, serving start.
+        loss_dips: (begin, end, weight) (pool, dips) each slot's dips, cut to their
+            owners, weight in tok/s. boot: (rounds,) float32 tok/s booting replacements,
+            for ``boot_hours`` h from each round's start.
+        restarts: None or ``(unit, tau, corr)`` (``checkpoints.hourly``).
+        xi: (731,) float32 the month's bridge normals (None without wander).
+    """
+    rounds, slots = run.shape
+    begin, end, weight = loss_dips
+    starts = jnp.arange(rounds, dtype=jnp.float32) * period
+    live = jnp.concatenate([run, jnp.ones((rounds, 1), bool)], axis=1)
+    groups = ((begin, end, weight, jnp.arange(slots, dtype=jnp.int32)[:, None]),
+              (starts, starts + boot_hours, boot, jnp.int32(slots)))
+    total = jax.vmap(tree_sum)(jnp.where(run, rate, 0.0))
+    wander = None
+    if sf.chain is not None:
+        wander = checkpoints.hourly(sf.chain, sf.field, sc.structure, sc.wander, xi, rate, run, start, period,
+                                    restarts)
+    return checkpoints.tokens(sf.one_c, sc.structure, groups, live, total, hourly_demand, period, wander)
 
 
 def report(warm: jax.Array, churn: jax.Array, ideal: jax.Array, n_run: jax.Array, n_evicted: jax.Array,

@@ -1,13 +1,14 @@
-"""Wander and swing in the month (SPEC §1.4.1): their draws, hourly paths, window
-integrals and hourly capacity.
+"""Wander and swing in the month (SPEC §1.4.1): their draws, the fleet's factor and
+the windows' deterministic part.
 
-The terms live on a grid of whole clock hours ``h = −G .. 729`` (``G`` window hours
-before the month, ``Scenario.structure``'s first entry; static). Each card's wander
-``u_i(h)`` is a stationary AR(1) path over the grid (``mc.kernels.ar1``), the fleet's
-factor ``1 + c(h)`` is the diurnal cosine at the hour's clock hour plus one shared
-AR(1) path. A card's rate in hour ``h`` is ``r·q·F_i(h)``, ``F_i(h) = (1 + c(h))·(1 +
-u_i(h))``; a window's mean is the integral of ``F_i`` over the window less its dips
-(``window_sum``), and capacity sums the run cards hour by hour (``capacity``).
+The fleet's factor ``1 + c(h)`` lives on a grid of whole clock hours ``h = −G .. 729``
+(``G`` window hours before the month, ``Scenario.structure``'s first entry; static):
+the diurnal cosine at the hour's clock hour plus one shared AR(1) path. A card runs at
+``r·q·(1 + u_i(h) − Σ δ·overlap)·(1 + c(h))`` (the dips' loss on the wander-free rate,
+SPEC §1.4.1 as amended). A window's mean is therefore ``∫(1 + c) − Σ δ∫_dip (1 + c)``
+(``window_sum``, the same for every card but for its dips) plus the wander's share
+``∫(1 + c)·u_i``, which ``mc.fleet.checkpoints`` samples exactly in law with no hourly
+path per card, and bridges into the month's hourly capacity.
 
 Every draw comes from ``fold_in(month key, STREAM)``, so the month's other draws
 are today's; with every term zero ``Scenario.structure`` is None and the month
@@ -24,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _validate as v
-from ..kernels import NORMAL_MAX, normal, per_hour, tree_sum, uniforms
+from ..kernels import NORMAL_MAX, normal, tree_sum, uniforms
 from ..units import HOURS
 from .swing import Swing
 from .wander import Wander
@@ -77,19 +78,25 @@ def grid(hours: float) -> int:
 class Draws(NamedTuple):
     """The structure's standard normals (None for a term that is off)."""
 
-    wander: jax.Array | None  # (pool, G + 730) float32 each card's path
+    wander: jax.Array | None  # (pool, 2·marks − 1) float32 each card's chain (``mc.fleet.checkpoints``)
     swing: jax.Array | None  # (G + 730,) float32 the shared path
     common: jax.Array | None  # () float32 the window's shared error g
+    bridge: jax.Array | None  # (731,) float32 the month's fresh path (wander's hourly capacity)
+    restart: jax.Array | None = None  # (rounds, pool) float32 a replacement's first wander (SPEC §6)
 
 
-def draw(key: jax.Array, st: Static, pool: int) -> Draws:
-    """From ``fold_in(key, STREAM)``: one block of uniforms per term."""
+def draw(key: jax.Array, st: Static, pool: int, marks: int, restarts: int = 0) -> Draws:
+    """From ``fold_in(key, STREAM)``: one block of uniforms per term. ``marks``: the
+    month's wander checkpoints (static); ``restarts``: rounds whose replacements start
+    a wander path of their own (0: none)."""
     k = jax.random.fold_in(key, STREAM)
     n = st.grid + HOURS
-    wander = normal(uniforms(jax.random.fold_in(k, 0), (pool, n))) if st.wander else None
+    wander = normal(uniforms(jax.random.fold_in(k, 0), (pool, 2 * marks - 1))) if st.wander else None
     swing = normal(uniforms(jax.random.fold_in(k, 1), (n,))) if st.swing else None
     common = normal(uniforms(jax.random.fold_in(k, 2), (1,)))[0] if st.common else None
-    return Draws(wander, swing, common)
+    bridge = normal(uniforms(jax.random.fold_in(k, 3), (HOURS + 1,))) if st.wander else None
+    restart = normal(uniforms(jax.random.fold_in(k, 4), (restarts, pool))) if st.wander and restarts else None
+    return Draws(wander, swing, common, bridge, restart)
 
 
 def path(z: jax.Array, rho_: jax.Array, sd: jax.Array) -> jax.Array:
@@ -97,8 +104,7 @@ def path(z: jax.Array, rho_: jax.Array, sd: jax.Array) -> jax.Array:
     §1.4.1 writes it: ``x_0 = sd·z_0``, ``x_h = ρ·x_{h−1} + sqrt(1 − ρ²)·sd·z_h``.
 
     One ``lax.scan`` over the hours: each step is the same elementwise update of every
-    path, so a path's bits do not depend on the batch; on a CPU it runs several times
-    faster than ``mc.kernels.ar1``'s log2(n) whole-array passes."""
+    path, so a path's bits do not depend on the batch."""
     step = jnp.sqrt(jnp.maximum(1.0 - rho_ * rho_, 0.0)) * sd
     zt = jnp.moveaxis(z, -1, 0)
 
@@ -123,7 +129,6 @@ def running_sum(f: jax.Array) -> jax.Array:
     _, out = jax.lax.scan(add, jnp.zeros(ft.shape[1:], f.dtype), ft)
     return jnp.moveaxis(out, 0, -1)
 
-
 def rho(hours: jax.Array) -> jax.Array:
     """``exp(−1 h / hours)``: an AR(1)'s correlation from one hour to the next."""
     return jnp.exp(-1.0 / hours)
@@ -145,16 +150,6 @@ def fleet_factor(d: Draws, st: Static, p: Swing) -> jax.Array:
     if st.swing:
         c = c + path(d.swing, rho(p.hours), p.sd)
     return 1.0 + c
-
-
-def wander_path(d: Draws, st: Static, p: Wander) -> jax.Array | None:
-    """(pool, G + 730) float32 ``u_i(h)``, or None when wander is off."""
-    return path(d.wander, rho(p.hours), p.sd) if st.wander else None
-
-
-def factor(one_c: jax.Array, u: jax.Array | None) -> jax.Array:
-    """(pool, G + 730) or (G + 730,) float32 ``F_i(h) = (1 + c(h))·(1 + u_i(h))``."""
-    return one_c if u is None else one_c[None, :] * (1.0 + u)
 
 
 def cumulative(f: jax.Array) -> jax.Array:
@@ -213,40 +208,6 @@ def score(m: jax.Array, eps: jax.Array, sig: jax.Array, common: jax.Array | None
     if st.common:
         s = s * (1.0 + p.common_hour * jnp.sqrt(1.0 / length) * common)
     return jnp.maximum(0.0, s)
-
-
-def restarted(one_c: jax.Array, starts: np.ndarray, st: Static, p: Wander) -> jax.Array:
-    """(rounds, G + 730) float32 ``(1 + c(h))·ρ^(h − t_j)`` for ``h ≥ t_j`` (0 before),
-    one row per round start ``t_j`` (SPEC §6).
-
-    A replacement placed at ``t_j`` starts its own stationary wander path: with the
-    slot's path ``u`` and its normals ``z``, ``u(t_j)`` becomes ``sd·z(t_j)`` and the
-    later hours follow the same innovations, so the new card's path is ``u(h) −
-    ρ^(h − t_j)·(u(t_j) − sd·z(t_j))``: equal in law to a fresh stationary path,
-    independent of the card it replaces, with no new draw."""
-    h = grid_hours(st)[None, :]
-    lag = h - np.asarray(starts, np.float32)[:, None]
-    decay = jnp.where(lag >= 0, jnp.exp(-jnp.maximum(lag, 0.0) / p.hours), 0.0)
-    return one_c[None, :] * decay
-
-
-def month_losses(begin: jax.Array, end: jax.Array, weight: jax.Array) -> jax.Array:
-    """(pool, 730) float32 tok/s each card's dips lose in each hour of the month:
-    ``Σ_j weight_j·overlap([begin_j, end_j), [h, h + 1))`` (``mc.kernels.per_hour``)."""
-    return jax.vmap(per_hour)(begin, end, weight)
-
-
-def capacity(run: jax.Array, rate: jax.Array, loss: jax.Array, month_f: jax.Array) -> jax.Array:
-    """(730,) float32 tok/s ``C_h = max(0, Σ_run F_i(h)·(rate_i(h) − loss_i(h)))``.
-
-    Arguments:
-        run: (pool, 730) bool. rate, loss: (pool, 730) float32 tok/s before the
-            structure (a card's ``r·q``, its dips' loss). month_f: (pool, 730) or
-            (730,) float32 the factor ``F`` over the month's hours.
-    """
-    month_f = month_f if month_f.ndim == 2 else month_f[None, :]
-    per_card = jnp.where(run, month_f * (rate - loss), 0.0)
-    return jnp.maximum(0.0, tree_sum(per_card.T))
 
 
 def totals(demand: jax.Array, cap: jax.Array) -> jax.Array:

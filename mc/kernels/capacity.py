@@ -136,6 +136,21 @@ def round_sums(groups, live: jax.Array, rate: jax.Array, demand: jax.Array, peri
         (4,) float32 in tok/s·h: ``Σ_h D_h``, ``Σ_h min(D_h, C_h)``, ``Σ_h C_h``,
         ``Σ_h max(0, D_h − C_h)``.
     """
+    r_lost, d, k = _round_fixed(groups, live, rate, demand, period)
+    return _totals(d, jnp.maximum(0.0, r_lost), k)
+
+
+def round_rates(groups, live: jax.Array, rate: jax.Array, demand: jax.Array, period: int) -> jax.Array:
+    """(hours,) float32 tok/s: ``rate_k − Σ_rows live[k, row]·L_row,h`` for hour ``h`` of
+    round ``k``, before any clamp: the hourly capacity ``round_sums`` sums (see it for
+    the arguments), in the same fixed point, for a model that scales it hour by hour."""
+    r_lost, _, k = _round_fixed(groups, live, rate, demand, period)
+    return r_lost * jnp.ldexp(jnp.float32(1.0), -k)
+
+
+def _round_fixed(groups, live, rate, demand, period):
+    """``round_sums``'s hourly rate less losses and demand, integers at the month's
+    scale ``2**k``: ``(r − lost, d, k)``."""
     rounds, rows = live.shape
     hours = demand.shape[-1]
     ever = jnp.any(live, axis=0)
@@ -174,7 +189,7 @@ def round_sums(groups, live: jax.Array, rate: jax.Array, demand: jax.Array, peri
     one = jnp.ldexp(jnp.float32(1.0), k)
     r = jnp.round(rate * one)[of_hour]
     d = jnp.round(demand * one)
-    return _totals(d, jnp.maximum(0.0, r - lost), k)
+    return r - lost, d, k
 
 
 # -- a month's token totals under flat demand: the exact event-hour pass ------------

@@ -104,9 +104,11 @@ def _ar1(z: np.ndarray, rho: float, sd: float) -> np.ndarray:
 
 
 def _structure(d, sc: Scenario, begin, end, depth):
-    """SPEC §1.4.1 over the grid's hours ``−G .. 729``: each card's factor
-    ``F = (1 + c(h))·(1 + u(h))`` (B, P, G + 730) and its dips' hourly share of its
-    rate (B, P, G + 730)."""
+    """SPEC §1.4.1 over the grid's hours ``−G .. 729``, hour by hour (the brute-force
+    method: each card's wander path in full): the fleet's factor ``1 + c(h)`` (B, 1,
+    G + 730), each card's ``1 + u(h)`` (B, P, G + 730, or 1 without wander) and its
+    dips' hourly share of its wander-free rate (B, P, G + 730). A card runs at
+    ``r·q·(1 + c)·(1 + u − dipped)`` (the dips' loss on the wander-free rate)."""
     st, f32 = sc.structure, np.float32
     batch, size = d.noise.shape
     G = st.grid
@@ -117,13 +119,16 @@ def _structure(d, sc: Scenario, begin, end, depth):
         c = c - f32(sc.swing.diurnal) * np.cos(f32(2 * np.pi / 24) * (clock - f32(sc.swing.hot_hour)))
     if st.swing:
         c = c + _ar1(d.structure.swing, np.exp(-1 / sc.swing.hours), sc.swing.sd)
-    f = (1 + c)[:, None, :]
+    wander = f32(1)
     if st.wander:
-        f = f * (1 + _ar1(d.structure.wander, np.exp(-1 / sc.wander.hours), sc.wander.sd))
+        if d.structure.wander.shape[-1] != G + HOURS:
+            raise ValueError("the NumPy month simulates wander hour by hour: it takes its own draws "
+                             "(numpy_month.draw), not the core's checkpoint draws")
+        wander = 1 + _ar1(d.structure.wander, np.exp(-1 / sc.wander.hours), sc.wander.sd)
     k = begin.shape[-1]
     dipped = per_hour((begin + G).reshape(batch * size, k), (end + G).reshape(batch * size, k),
                       depth.reshape(batch * size, k), G + HOURS).reshape(batch, size, G + HOURS)
-    return np.broadcast_to(f, dipped.shape), dipped
+    return (1 + c)[:, None, :], wander, dipped
 
 
 def outcome(d, sc: Scenario) -> dict[str, np.ndarray]:
@@ -153,10 +158,11 @@ def outcome(d, sc: Scenario) -> dict[str, np.ndarray]:
     m = true * np.maximum(0, 1 - np.sum(depth * seen, axis=-1) / W)
     st = sc.structure
     if st is not None:  # the window's mean hour by hour through the structure
-        factor, dipped = _structure(d, sc, begin, end, depth)
+        one_c, wander, dipped = _structure(d, sc, begin, end, depth)
         h = np.arange(-st.grid, 0, dtype=f32)
         inside = np.clip(np.minimum(h + 1, 0) - np.maximum(h, -W), 0, None)
-        seen_f = np.sum(factor[..., :st.grid] * (inside - dipped[..., :st.grid]), axis=-1)
+        w_in = wander[..., :st.grid] if st.wander else wander
+        seen_f = np.sum(one_c[..., :st.grid] * (inside * w_in - dipped[..., :st.grid]), axis=-1)
         m = true * np.maximum(0, seen_f / W)
     score = np.maximum(0, m * (1 + f32(Wn.sigma_hour * np.sqrt(1.0 / Wn.hours)) * d.noise))
     if st is not None and st.common:
@@ -197,7 +203,8 @@ def outcome(d, sc: Scenario) -> dict[str, np.ndarray]:
         lost = per_hour(begin.reshape(batch, -1), end.reshape(batch, -1), (depth * rate[..., None]).reshape(batch, -1))
         cap = np.maximum(0, rate.sum(axis=1, keepdims=True) - lost)
     else:
-        month_share = factor[..., st.grid:] * (1 - dipped[..., st.grid:])
+        w_month = wander[..., st.grid:] if st.wander else wander
+        month_share = one_c[..., st.grid:] * (w_month - dipped[..., st.grid:])
         cap = np.maximum(0, np.sum(rate[..., None] * month_share, axis=1))
     hour = f32(SECONDS / HOURS)
     demand_tok = demand.sum(axis=1) * hour

@@ -74,7 +74,7 @@ def test_the_field_preset_carries_the_cited_figures():
     assert 1 / (1 - dips.depth_lo) - 1 == pytest.approx(0.20, rel=5e-3)
     # Llama 3 §3.3.4: a 1-2% diurnal variation, slowest in the mid-day heat. The
     # month's own fleet factor over one day: peak to trough 1.5%, slowest at hot_hour.
-    day = np.asarray(structure.fleet_factor(structure.Draws(None, None, None), sc.structure, swing))
+    day = np.asarray(structure.fleet_factor(structure.Draws(None, None, None, None), sc.structure, swing))
     day = day[sc.structure.grid:sc.structure.grid + 24]
     assert day.max() - day.min() == pytest.approx(0.015, rel=5e-3)
     assert (swing.start_hour + int(day.argmin())) % 24 == swing.hot_hour

@@ -4,9 +4,16 @@
   are fingerprinted against the values the month gave before the terms existed
   (computed at the commit that only declared them), and the structured path forced
   on with zero terms agrees with §1.4's arithmetic to float tolerance.
-- With the terms on, the JAX month agrees with a brute-force hourly NumPy
-  reference (``ref_fleet.month``: the AR(1)s step by step in float64, each window
-  and each hour of capacity summed hour by hour) on the same draws.
+- With swing and a window's shared error on, the JAX month agrees with a
+  brute-force hourly NumPy reference (``ref_fleet.month``: the swing's AR(1) step
+  by step in float64, each window and each hour of capacity summed hour by hour)
+  on the same draws.
+- With wander on, the core samples each card's wander at checkpoints
+  (``mc.fleet.checkpoints``), exact in law but not draw by draw an hourly path: it
+  agrees with the same reference, each card's wander simulated hour by hour from
+  normals of its own, in law: on the same other draws, the paired differences of
+  every money, count and token figure have mean zero within five standard errors,
+  and the spread of the window means and of the months' capacity agree.
 """
 
 import hashlib
@@ -126,12 +133,18 @@ CLOSE = ("convergence", "wrong_share", "demand_tokens", "delivered_tokens", "cap
          "idle_burn")
 
 
+def same_draws(sc):
+    """``sc`` without wander (sampled at checkpoints, so equal to the hourly reference
+    in law only): what the reference computes on the core's own draws."""
+    return sc.replace({"wander.sd": 0.0})
+
+
 @pytest.mark.parametrize("name", one_fast(sorted(STRUCTURED), keep="floor-fractional-window"))
 def test_month_matches_hourly_reference(name):
-    """The JAX month against the brute-force hourly reference on the same draws:
-    scores to float tolerance; evictions, run sets and money exactly; tokens to
-    float tolerance."""
-    sc = STRUCTURED[name]
+    """The JAX month against the brute-force hourly reference on the same draws
+    (wander off): scores to float tolerance; evictions, run sets and money exactly;
+    tokens to float tolerance."""
+    sc = same_draws(STRUCTURED[name])
     n = 16
     draws, core = month_draws(sc, n, seed=5)
     for i in range(n):
@@ -183,10 +196,9 @@ EXACT6 = EXACT + ("n_replaced", "lemons_end", "lemons_evicted", "first_eviction_
 
 @pytest.mark.parametrize("name", one_fast(sorted(ROUNDS), keep="twelve-hourly-strikes2-wander"))
 def test_autoscaler_matches_hourly_reference(name):
-    """§6 with the terms on against the reference's hour-by-hour paths: every
-    round's window sees its card's path (the same path round after round), a
-    replacement's path starts at its placement."""
-    sc = ROUNDS[name]
+    """§6 with swing on against the reference's hour-by-hour paths on the same
+    draws (wander off: its law is the next tests')."""
+    sc = same_draws(ROUNDS[name])
     n = 6
     draws, core = autoscaler_draws(sc, n, seed=5)
     for i in range(n):
@@ -209,7 +221,7 @@ def test_numpy_month_matches_core_with_the_terms_on():
     """``mc.numpy_month`` (the bench's baseline) simulates the terms as the core does."""
     from mc.studies import numpy_month
 
-    sc = STRUCTURED["steady-all-terms"]
+    sc = same_draws(STRUCTURED["steady-all-terms"])
     assert_numpy_month_agrees(sc, 24)
     assert numpy_month.months(sc, 8, batch=4)["bill"].shape == (8,)
 
@@ -224,3 +236,65 @@ def test_months_do_not_depend_on_the_chunk():
         b = engine.sample(fn, sc, 12, seed=2, chunk=12)
         for col in a:
             np.testing.assert_array_equal(a[col], b[col], err_msg=col)
+
+
+# -- wander in law ----------------------------------------------------------------
+
+PAIRED = ("bill", "n_run", "n_evicted", "n_wrong", "capacity_tokens", "delivered_tokens")
+
+
+def paired_in_law(core: dict, refs: list, where: str) -> None:
+    """On the same other draws, core and reference differ only by their wander's
+    draws: each figure's paired difference has mean zero within five standard
+    errors, and the capacity's spread agrees within five of its standard errors."""
+    n = len(refs)
+    for key in PAIRED:
+        a = np.asarray(core[key][:n], np.float64)
+        b = np.array([r[key] for r in refs], np.float64)
+        d = a - b
+        se = d.std(ddof=1) / np.sqrt(n)
+        assert abs(d.mean()) <= 5 * se + 1e-9 * max(1.0, abs(b.mean())), f"{where} {key}: {d.mean()} ± {se}"
+    a = np.asarray(core["capacity_tokens"][:n], np.float64)
+    b = np.array([r["capacity_tokens"] for r in refs], np.float64)
+    ratio = a.var(ddof=1) / b.var(ddof=1)
+    assert abs(np.log(ratio)) < 5 * np.sqrt(4 / n), f"{where} capacity variance ratio {ratio}"
+
+
+IN_LAW = mc.Scenario(
+    pool=mc.Pool.of(("flagship", 12)), window=mc.Window(hours=30.5, sigma_hour=0.0),
+    eviction=mc.Eviction(policy="floor", floor=0.93, max_share=0.3), runset="all",
+    demand=mc.Demand(shape="diurnal", level=70_000, amplitude=0.3, peak_hour=15),
+    dips=mc.Dips(rate=6.0), wander=mc.Wander(sd=0.05, hours=40.0),
+    swing=mc.Swing(diurnal=0.02, hot_hour=15.0, start_hour=15.0, sd=0.01, hours=12.0))
+
+
+@pytest.mark.slow
+def test_month_wander_is_the_hourly_month_in_law():
+    """§1 with wander (and swing): the window means' spread across cards and months,
+    and every figure's paired difference, as the hourly reference gives them."""
+    sc = IN_LAW
+    n, G = 240, sc.structure.grid
+    draws, core = month_draws(sc, n, seed=11)
+    rng = np.random.default_rng(11)
+    refs = [ref_month(draws[i], sc, wander=rng.standard_normal((sc.pool.size, G + 730))) for i in range(n)]
+    # With no score noise, a score is the window's mean: its wander's spread shows.
+    rel_core = (core["score"] / core["true_rate"]).ravel()
+    rel_ref = np.concatenate([r["score"] for r in refs]) / core["true_rate"].ravel()
+    m = rel_core.size
+    assert abs(rel_core.mean() - rel_ref.mean()) < 5 * np.sqrt((rel_core.var() + rel_ref.var()) / m)
+    assert abs(np.log(rel_core.var() / rel_ref.var())) < 5 * np.sqrt(4 / m)
+    paired_in_law(core, refs, "§1")
+
+
+@pytest.mark.slow
+def test_autoscaler_wander_is_the_hourly_month_in_law():
+    """§6 with wander, replacements and strikes: every figure's paired difference
+    against the hourly reference (the same path round after round; a replacement's
+    own path from its placement)."""
+    sc = ROUNDS["twelve-hourly-strikes2-wander"]
+    n, G = 120, sc.structure.grid
+    draws, core = autoscaler_draws(sc, n, seed=13)
+    rng = np.random.default_rng(13)
+    refs = [ref_autoscaler_month(draws[i], sc, wander=rng.standard_normal((sc.pool.size, G + 730)))
+            for i in range(n)]
+    paired_in_law(core, refs, "§6")
