@@ -76,13 +76,17 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--no-figures", action="store_true")
+    p.add_argument("--reuse-stale", action="store_true",
+                   help="keep results made by other arithmetic (another version of mc, or changed model code) "
+                   "instead of recomputing them")
     args = p.parse_args(argv)
     sys.path.insert(0, str(HERE))
     import jax
 
     # Compiled engines persist between runs of the job (on any backend that supports it).
     jax.config.update("jax_compilation_cache_dir", str(ROOT / "results" / ".jax-cache"))
-    common = ["--seed", str(args.seed)] + (["--quiet"] if args.quiet else [])
+    common = ["--seed", str(args.seed)] + (["--quiet"] if args.quiet else []) + \
+        (["--reuse-stale"] if args.reuse_stale else [])
     steps = [("seed_stories", ["--n", str(args.presets_n)])]
     steps += [(name, ["--n", str(n * args.scale)]) for name, n in STUDIES]
     figs = ROOT / "figures"

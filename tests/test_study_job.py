@@ -41,3 +41,35 @@ def test_steps_say_which_runs_and_how_far(capsys, monkeypatch):
     assert err[0].startswith("[step 1/2, 0:00 elapsed] first ...")
     assert err[1].startswith("[step 1/2, 0:00 elapsed] first done in")
     assert err[3].startswith("[step 2/2, 0:00 elapsed] second done in")
+
+
+def study_helpers():
+    spec = importlib.util.spec_from_file_location("_study", ROOT / "experiments" / "_study.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_a_result_made_by_other_arithmetic_is_not_up_to_date(tmp_path, capsys, monkeypatch):
+    """A study's whole result is reused only when its manifest's arithmetic is this
+    process's; otherwise one line says so and it is recomputed, or kept with
+    --reuse-stale."""
+    import pandas as pd
+
+    from mc.studies import madeby, manifest
+
+    study = study_helpers()
+    config = {"n": 4, "seed": 0}
+    monkeypatch.setattr(madeby, "arithmetic", lambda: "0.1.0+madebyearlier01")
+    manifest.write_sealed(tmp_path / "manifest.json", manifest.build(config, seed=0, n=4),
+                          {tmp_path / "t.parquet": (pd.DataFrame({"x": [1.0]}), None)})
+    args = study.parser("t", "", 4).parse_args(["--out", str(tmp_path)])
+    assert study.up_to_date("t", args, ("t.parquet",), config)  # the same arithmetic
+    assert capsys.readouterr().err == f"t: up to date in {tmp_path}\n"
+    monkeypatch.setattr(madeby, "arithmetic", lambda: "0.1.0+madebynow00002")
+    assert not study.up_to_date("t", args, ("t.parquet",), config)
+    assert capsys.readouterr().err == (f"t: {tmp_path / 'manifest.json'} was made by other arithmetic "
+                                       "(0.1.0+madebyearlier01, now 0.1.0+madebynow00002); recomputing\n")
+    args = study.parser("t", "", 4).parse_args(["--out", str(tmp_path), "--reuse-stale"])
+    assert study.up_to_date("t", args, ("t.parquet",), config)
+    assert "; kept (--reuse-stale)\n" in capsys.readouterr().err

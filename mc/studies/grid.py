@@ -22,7 +22,6 @@ import numpy as np
 
 from .. import _validate as v
 from .. import files
-from .._version import __version__
 from ..fleet import Scenario, field_names
 from ..fleet import policies as fleet_policies
 from ..fleet.runset import MODES
@@ -104,7 +103,7 @@ def points(sweep: Any) -> list[Point]:
             raise v.ParamError(f"grid point {index} {describe_point(values)}: {err}") from None
         labels = {f: label(scenario, f) for f in fields}
         key = _hash({"scenario": scenario.to_dict(), "n": sweep.n, "seed": sweep.seed,
-                     "derive": sweep.derive, "labels": labels, "version": __version__})[:20]
+                     "derive": sweep.derive, "labels": labels})[:20]
         out.append(Point(index, values, labels, scenario, key))
     return out
 

@@ -1,8 +1,10 @@
 """The one manifest writer: what made a result, so any figure can be regenerated.
 
 A manifest names the configuration (and its hash), the seed and N, how seeds
-were used, the versions of everything that ran, the backend and its devices,
-the git commit, and when it was made.
+were used, the versions of everything that ran, the arithmetic that made it
+(``arithmetic``: ``madeby.arithmetic()``, the package version and a digest of the
+modules that can change a number), the backend and its devices, the git commit,
+and when it was made.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from .. import _json
 from .. import _validate as v
 from ..files import digest, write_table, write_text
 from ..fleet import policies
+from . import madeby
 
 CRN = "common random numbers: every point uses the seed; month i uses fold_in(key(seed), i)"
 
@@ -78,7 +81,8 @@ def git_commit() -> dict | None:
 def provenance(*, backend: bool = True, **extra) -> dict:
     """What ran, for every output: ``extra`` fields (seed, n, wall time, ...) as
     given, the eviction rules loaded from users' files (origin, path, sha256) when
-    any was, then the versions, backend, devices, git commit and the time.
+    any was, then the versions, the arithmetic (``madeby.arithmetic()``), backend,
+    devices, git commit and the time.
     ``backend=False``: for host arithmetic that starts no device backend (the
     backend and devices are then null)."""
     if backend:
@@ -89,6 +93,7 @@ def provenance(*, backend: bool = True, **extra) -> dict:
         **plain(extra),
         **({"rules": rules} if rules else {}),
         "versions": versions(),
+        "arithmetic": madeby.arithmetic(),
         "backend": jax.default_backend() if backend else None,
         "devices": [str(d) for d in jax.devices()] if backend else None,
         "git": git_commit(),

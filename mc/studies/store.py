@@ -11,6 +11,13 @@ piece (an empty, truncated, damaged, foreign or misplaced file is never used).
 ``write_piece`` writes atomically and reads the file back before it takes its
 name, so a file under a piece's name always holds that piece's whole rows.
 
+Every piece's identity also holds the arithmetic that made it (``ARITHMETIC``:
+``madeby.arithmetic()``, the package version and a digest of the modules that
+can change a number), added here when a piece is written. A piece made by other
+arithmetic (or written before pieces recorded it) is not reused: the study is
+told in one line and recomputes it, unless it asks to keep such pieces
+(``stale_ok``; ``mc sweep --reuse-stale``), and then it learns which it kept.
+
 ``Interrupted`` is how a study stopped by Ctrl-C says what it kept, and
 ``FolderLock`` keeps two runs from writing one folder at once.
 """
@@ -26,6 +33,9 @@ import pandas as pd
 
 from .. import _validate as v
 from .. import files
+from . import madeby
+
+ARITHMETIC = "arithmetic"  # the identity field naming the arithmetic that made a piece
 
 
 class Interrupted(KeyboardInterrupt):
@@ -46,36 +56,56 @@ def tag(frame: pd.DataFrame, **what) -> str:
     return json.dumps({**what, "rows": len(frame), "content": content_hash(frame)}, sort_keys=True)
 
 
-def read_piece(path: str | Path, identity: dict) -> tuple[pd.DataFrame | None, str]:
-    """``(rows, "")`` when ``path`` holds the whole rows of the piece ``identity``
-    names, else ``(None, why)`` (one phrase, for a warning)."""
+def _read(path: str | Path, identity: dict) -> tuple[pd.DataFrame | None, str, str | None]:
+    """``read_piece``'s checks but the arithmetic's: ``(rows, "", made)`` when
+    ``path`` holds the whole rows of the piece ``identity`` names (``made``: the
+    arithmetic its file records, None when it records none), else ``(None, why, None)``."""
     try:
         table = files.read_parquet(path)
         frame = table.to_pandas()
     except Exception as err:  # pyarrow raises many kinds for a damaged or empty file
-        return None, f"cannot be read as Parquet ({type(err).__name__})"
+        return None, f"cannot be read as Parquet ({type(err).__name__})", None
     raw = (table.schema.metadata or {}).get(b"mc")
     try:
         said = json.loads(raw) if raw else None
     except (ValueError, UnicodeDecodeError):
         said = None
     if not isinstance(said, dict) or not isinstance(said.get("identity"), dict):
-        return None, "carries no identity (not written by this version of mc)"
+        return None, "carries no identity (not written by this version of mc)", None
     for field, want in identity.items():
         if said["identity"].get(field) != want:
             return None, (f"belongs to another piece ({field} is {said['identity'].get(field)!r}, "
-                          f"expected {want!r})")
+                          f"expected {want!r})"), None
     if said.get("rows") != len(frame) or not len(frame):
-        return None, f"holds {len(frame)} rows where it says {said.get('rows')!r}"
+        return None, f"holds {len(frame)} rows where it says {said.get('rows')!r}", None
     if said.get("content") != content_hash(frame):
-        return None, "rows differ from their checksum (damaged)"
-    return frame, ""
+        return None, "rows differ from their checksum (damaged)", None
+    made = said["identity"].get(ARITHMETIC)
+    return frame, "", made if isinstance(made, str) else None
+
+
+def stale_why(made: str | None) -> str:
+    """Why a piece made by arithmetic ``made`` (None: not recorded) is stale, as a phrase."""
+    if made is None:
+        return f"records no arithmetic (written before mc recorded it; now {madeby.arithmetic()})"
+    return f"was made by other arithmetic ({made}, now {madeby.arithmetic()})"
+
+
+def read_piece(path: str | Path, identity: dict, *, stale_ok: bool = False) -> tuple[pd.DataFrame | None, str]:
+    """``(rows, "")`` when ``path`` holds the whole rows of the piece ``identity``
+    names, made by this process's arithmetic (by any with ``stale_ok``), else
+    ``(None, why)`` (one phrase, for a warning)."""
+    frame, why, made = _read(path, identity)
+    if frame is not None and made != madeby.arithmetic() and not stale_ok:
+        return None, stale_why(made)
+    return frame, why
 
 
 def write_piece(path: str | Path, identity: dict, frame: pd.DataFrame) -> None:
     """A piece's rows, atomically, with ``identity``, the row count and the rows'
     checksum in the Parquet metadata; read back and checked before the file takes
-    its name."""
+    its name. The identity written holds this process's arithmetic too (``ARITHMETIC``)."""
+    identity = {**identity, ARITHMETIC: madeby.arithmetic()}
     meta = json.dumps({"identity": identity, "rows": len(frame), "content": content_hash(frame)}, sort_keys=True)
 
     def write(tmp: str) -> None:
@@ -87,16 +117,26 @@ def write_piece(path: str | Path, identity: dict, frame: pd.DataFrame) -> None:
     files.atomic_write(path, write)
 
 
-def reusable(path: str | Path, identity: dict, warn: Callable[[str], None], what: str) -> pd.DataFrame | None:
+def reusable(path: str | Path, identity: dict, warn: Callable[[str], None], what: str,
+             stale: list | None = None) -> pd.DataFrame | None:
     """A piece's rows when its file can be reused; None when it must be computed
-    (``warn`` is told why when a file was there but cannot be used). A folder or
-    special file where the piece's file belongs is refused (one line)."""
+    (``warn`` is told why in one line when a file was there but cannot be used). A
+    folder or special file where the piece's file belongs is refused (one line).
+
+    A piece made by other arithmetic is recomputed, unless ``stale`` is a list: then
+    it is reused and ``stale`` gets the arithmetic its file records (None when it
+    records none)."""
     path = Path(path)
     if not path.exists() and not path.is_symlink():
         return None
     if not path.is_file():
         v.fail("out", str(path), f"is where {what}'s file belongs but is not a regular file; move it away")
-    frame, why = read_piece(path, identity)
+    frame, why, made = _read(path, identity)
+    if frame is not None and made != madeby.arithmetic():
+        if stale is not None:
+            stale.append(made)
+            return frame
+        frame, why = None, stale_why(made)
     if frame is None:
         warn(f"{path}: {why}; recomputing {what}")
     return frame
@@ -127,4 +167,5 @@ class FolderLock:
         self.fh.close()
 
 
-__all__ = ["FolderLock", "Interrupted", "content_hash", "read_piece", "reusable", "tag", "write_piece"]
+__all__ = ["ARITHMETIC", "FolderLock", "Interrupted", "content_hash", "read_piece", "reusable", "stale_why", "tag",
+           "write_piece"]

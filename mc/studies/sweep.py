@@ -17,12 +17,15 @@ not sampling noise, and curves over a grid come out smooth. Each point's own
 intervals are still valid; points are simply not independent of each other.
 
 Resuming: each finished point is written atomically to ``points/<hash>.parquet``,
-the hash covering the point's full scenario, ``n``, seed, derived columns and the
-package version. A point file carries what it is (its key, index, ``n``, seed, row
-count and a checksum of its rows) in its Parquet metadata. A rerun reuses a point
-file only when all of that checks out; an empty, truncated, damaged, foreign or
-misplaced file is recomputed with a warning naming it (a folder in its place is
-refused). A point stopped by Ctrl-C is never written: the run raises
+the hash covering the point's full scenario, ``n``, seed and derived columns. A
+point file carries what it is (its key, index, ``n``, seed, the arithmetic that
+made it: ``madeby.arithmetic()``, row count and a checksum of its rows) in its
+Parquet metadata. A rerun reuses a point file only when all of that checks out; an
+empty, truncated, damaged, foreign or misplaced file, or one made by other
+arithmetic (a change to a model's code, or another version of mc), is recomputed
+with a warning naming it (a folder in its place is refused). ``reuse_stale`` keeps
+points made by other arithmetic instead, and the manifest lists them
+(``stale_points``: each point's index and the arithmetic its file records). A point stopped by Ctrl-C is never written: the run raises
 ``Interrupted`` (a ``KeyboardInterrupt``) saying how many points are kept, so a
 sweep interrupted or killed at any moment and started again ends with the same
 table as one never interrupted.
@@ -189,13 +192,16 @@ def _evaluate(point: Point, sweep: Sweep, chunk: int | None, progress: Any) -> t
 
 @dataclasses.dataclass
 class Outcome:
-    """What ``run`` wrote: the table, where, and how many points it computed."""
+    """What ``run`` wrote: the table, where, how many points it computed and reused,
+    and the reused points made by other arithmetic (``stale``: ``{"point", "arithmetic"}``
+    each, as the manifest's ``stale_points``)."""
 
     table: pd.DataFrame
     out: Path
     computed: int
     reused: int
     wall_s: float
+    stale: list[dict] = dataclasses.field(default_factory=list)
 
 
 def identity(point: Point, sweep: Sweep) -> dict:
@@ -223,7 +229,8 @@ def units(todo: list[Point], sweep: Sweep, chunk: int | None) -> list[dispatch.U
 
 
 def run(sweep: Sweep, out: str | Path, *, chunk: int | None = None, progress: bool | None = None,
-        fresh: bool = False, desc: str | None = None, warn=None, executor: Any = None) -> Outcome:
+        fresh: bool = False, desc: str | None = None, warn=None, executor: Any = None,
+        reuse_stale: bool = False) -> Outcome:
     """Run every grid point not already on disk and write the combined table.
 
     Writes ``out/points/<key>.parquet`` per point, then ``out/sweep.parquet`` and
@@ -231,7 +238,9 @@ def run(sweep: Sweep, out: str | Path, *, chunk: int | None = None, progress: bo
     atomically. ``progress``: a bar over the months of the points still to
     compute (months/s and an ETA; default: only when stderr is a terminal).
     ``fresh``: recompute every point even if its file exists. ``warn(message)``:
-    told of each point file that cannot be reused (default ``warnings.warn``).
+    told of each point file that cannot be reused, one line each (default
+    ``warnings.warn``); a point made by other arithmetic is one of them, unless
+    ``reuse_stale`` keeps it (the manifest's ``stale_points`` then lists it).
     ``executor``: where the points run (None: here, one after another; a
     cluster's: as tasks, each point written as it comes back; see ``dispatch``);
     the table is the same bits either way.
@@ -253,11 +262,14 @@ def run(sweep: Sweep, out: str | Path, *, chunk: int | None = None, progress: bo
         for stale in pdir.glob(".*.tmp"):  # left by a run killed mid-write
             stale.unlink(missing_ok=True)
         frames: dict[int, pd.DataFrame] = {}
+        stale: list[dict] = []
         for p in pts:
+            made = [] if reuse_stale else None
             got = None if fresh else reusable(pdir / f"{p.key}.parquet", identity(p, sweep), warn,
-                                              f"grid point {p.index}")
+                                              f"grid point {p.index}", stale=made)
             if got is not None:
                 frames[p.index] = got
+                stale += [{"point": p.index, "arithmetic": m} for m in made or []]
         todo = [p for p in pts if p.index not in frames]
         with _points_bar(todo, sweep, progress, desc or out.name) as bar:
             try:
@@ -285,10 +297,10 @@ def run(sweep: Sweep, out: str | Path, *, chunk: int | None = None, progress: bo
                    points=len(pts))
         cluster = executor.describe()
         manifests.write_sealed(out / "manifest.json", manifest(sweep, points=len(pts), computed=computed,
-                                                               reused=reused, wall_s=wall,
+                                                               reused=reused, stale_points=stale, wall_s=wall,
                                                                **({"cluster": cluster} if cluster else {})),
                                {out / "sweep.parquet": (table, meta)})
-    return Outcome(table, out, computed, reused, wall)
+    return Outcome(table, out, computed, reused, wall, stale)
 
 
 def table(sweep: Sweep, *, chunk: int | None = None, progress: bool | None = None,

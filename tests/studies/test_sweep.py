@@ -15,6 +15,7 @@ import pytest
 
 from mc import ParamError
 from mc.fleet import presets
+from mc.studies import madeby
 from mc.studies import sweep as sw
 from mc.cli import main
 
@@ -162,3 +163,58 @@ def test_cli_sweep_writes_table_and_manifest(tmp_path, capsys):
     assert manifest["seed"] == 5 and manifest["config"]["seed"] == 5
     assert list(table.columns[:3]) == ["runset", "eviction.share", "point"]
     assert "2 computed" in capsys.readouterr().out
+
+
+# -- a point knows the arithmetic that made it ------------------------------------------------
+
+SMALL_N = 64  # two points of a few months: what is reused, not what the months say
+
+
+def test_points_of_other_arithmetic_are_recomputed_unless_kept_as_asked(tmp_path, capsys, monkeypatch):
+    path = tmp_path / "s.toml"
+    path.write_text(f'preset = "{BASE}"\nn = {SMALL_N}\n[grid]\n"window.hours" = [24, 168]\n')
+    out = tmp_path / "o"
+    cmd = ["sweep", str(path), "--out", str(out), "--chunk", str(SMALL_N)]
+    assert main(cmd) == 0
+    first, made = sw.read(out)
+    now = madeby.arithmetic()
+    assert made["arithmetic"] == now and made["stale_points"] == [] and made["computed"] == 2
+    capsys.readouterr()
+
+    # The same arithmetic: every point is reused, nothing is said.
+    assert main(cmd) == 0
+    said = capsys.readouterr()
+    assert "0 computed, 2 reused," in said.out and said.err == ""
+
+    # Other arithmetic (a model's code changed): each point is recomputed, one line each.
+    monkeypatch.setattr(madeby, "arithmetic", lambda: "0.1.0+changedchanged1")
+    assert main(cmd) == 0
+    said = capsys.readouterr()
+    lines = said.err.splitlines()
+    assert len(lines) == 2 and "2 computed, 0 reused," in said.out
+    for i, line in enumerate(lines):
+        assert line.startswith(f"mc sweep: warning: {out / 'points'}")
+        assert line.endswith(f": was made by other arithmetic ({now}, now 0.1.0+changedchanged1); "
+                             f"recomputing grid point {i}")
+    table, made = sw.read(out)
+    assert made["arithmetic"] == "0.1.0+changedchanged1" and made["stale_points"] == []
+    pd.testing.assert_frame_equal(table, first)  # the months themselves did not change here
+
+    # --reuse-stale keeps them, and the manifest says which and what made them.
+    monkeypatch.setattr(madeby, "arithmetic", lambda: "0.1.0+changedagain22")
+    assert main(cmd + ["--reuse-stale"]) == 0
+    said = capsys.readouterr()
+    assert "0 computed, 2 reused (2 made by other arithmetic)," in said.out and said.err == ""
+    table, made = sw.read(out)
+    assert made["arithmetic"] == "0.1.0+changedagain22" and made["reused"] == 2
+    assert made["stale_points"] == [{"point": 0, "arithmetic": "0.1.0+changedchanged1"},
+                                    {"point": 1, "arithmetic": "0.1.0+changedchanged1"}]
+    pd.testing.assert_frame_equal(table, first)
+
+
+def test_fresh_and_reuse_stale_are_refused_together(tmp_path, capsys):
+    path = write_toml(tmp_path / "s.toml", '[grid]\n"window.hours" = [24]\n')
+    with pytest.raises(SystemExit) as stop:
+        main(["sweep", str(path), "--fresh", "--reuse-stale"])
+    err = capsys.readouterr().err.strip()
+    assert stop.value.code == 2 and "\n" not in err and "--reuse-stale" in err and "--fresh" in err

@@ -1,0 +1,107 @@
+"""Pieces on disk: reused only when whole, this piece's and made by this arithmetic.
+
+A piece's file records the arithmetic that made it (``mc.studies.madeby``); one
+made by other arithmetic is recomputed with one line saying so, unless the study
+asks to keep it (``stale``)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mc import files
+from mc.studies import madeby, store
+
+IDENTITY = {"point": "abc", "index": 3, "n": 64, "seed": 1}
+OLD = "0.0.9+0123456789abcdef"
+
+
+def frame() -> pd.DataFrame:
+    return pd.DataFrame({"statistic": ["bill", "convergence"], "mean": np.array([1.5, 0.25])})
+
+
+def reuse(path, stale=None):
+    said = []
+    got = store.reusable(path, IDENTITY, said.append, "grid point 3", stale=stale)
+    return got, said
+
+
+def test_a_piece_of_this_arithmetic_is_reused(tmp_path):
+    path = tmp_path / "p.parquet"
+    store.write_piece(path, IDENTITY, frame())
+    meta = json.loads(files.read_parquet(path).schema.metadata[b"mc"])
+    assert meta["identity"][store.ARITHMETIC] == madeby.arithmetic()
+    got, said = reuse(path)
+    pd.testing.assert_frame_equal(got, frame())
+    assert said == []
+
+
+def test_a_piece_made_by_other_arithmetic_is_recomputed_saying_so_in_one_line(tmp_path, monkeypatch):
+    path = tmp_path / "p.parquet"
+    monkeypatch.setattr(madeby, "arithmetic", lambda: OLD)
+    store.write_piece(path, IDENTITY, frame())
+    monkeypatch.undo()
+    frame_, why = store.read_piece(path, IDENTITY)
+    assert frame_ is None and why == f"was made by other arithmetic ({OLD}, now {madeby.arithmetic()})"
+    got, said = reuse(path)
+    assert got is None
+    assert said == [f"{path}: was made by other arithmetic ({OLD}, now {madeby.arithmetic()}); "
+                    "recomputing grid point 3"]
+
+
+def test_a_stale_piece_is_kept_when_asked_and_its_arithmetic_told(tmp_path, monkeypatch):
+    path = tmp_path / "p.parquet"
+    monkeypatch.setattr(madeby, "arithmetic", lambda: OLD)
+    store.write_piece(path, IDENTITY, frame())
+    monkeypatch.undo()
+    stale = []
+    got, said = reuse(path, stale)
+    pd.testing.assert_frame_equal(got, frame())
+    assert said == [] and stale == [OLD]
+    assert store.read_piece(path, IDENTITY, stale_ok=True)[0] is not None
+    # A piece of this arithmetic is not stale, and a foreign one is refused all the same.
+    store.write_piece(path, IDENTITY, frame())
+    stale = []
+    assert reuse(path, stale)[0] is not None and stale == []
+    said = []
+    assert store.reusable(path, {**IDENTITY, "seed": 2}, said.append, "x", stale=stale) is None
+    assert stale == [] and len(said) == 1 and "belongs to another piece" in said[0]
+
+
+def test_a_piece_that_records_no_arithmetic_is_stale(tmp_path):
+    """Written before pieces recorded their arithmetic: recomputed, or kept as stale (None)."""
+    path = tmp_path / "p.parquet"
+    meta = json.dumps({"identity": IDENTITY, "rows": 2, "content": store.content_hash(frame())}, sort_keys=True)
+    files.write_parquet(frame(), path, meta)
+    got, said = reuse(path)
+    assert got is None and len(said) == 1 and "records no arithmetic" in said[0] and "recomputing" in said[0]
+    stale = []
+    assert reuse(path, stale)[0] is not None and stale == [None]
+
+
+def test_a_change_to_a_models_code_makes_its_pieces_stale(tmp_path, monkeypatch):
+    """The whole path: the digest of a copy of the package, a constant in a model
+    module changed, the piece written before is recomputed."""
+    package = tmp_path / "mc"
+    shutil.copytree(madeby.PACKAGE, package, ignore=lambda d, names: [n for n in names if n == "__pycache__"])
+    monkeypatch.setattr(madeby, "PACKAGE", package)
+    madeby.arithmetic.cache_clear()
+    try:
+        path = tmp_path / "p.parquet"
+        store.write_piece(path, IDENTITY, frame())
+        assert reuse(path)[0] is not None  # unchanged: reused
+        before = madeby.arithmetic()
+        module = package / "fleet" / "accounting.py"
+        module.write_text(module.read_text() + "\nSCALE = 2.0\n")
+        madeby.arithmetic.cache_clear()
+        assert madeby.arithmetic() != before
+        got, said = reuse(path)
+        assert got is None and said == [f"{path}: was made by other arithmetic ({before}, now "
+                                         f"{madeby.arithmetic()}); recomputing grid point 3"]
+    finally:
+        monkeypatch.undo()
+        madeby.arithmetic.cache_clear()
