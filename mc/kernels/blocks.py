@@ -105,7 +105,8 @@ def chain(laws_at: BlockLaws, weight_at_start: jax.Array, x0: jax.Array, z: jax.
     def step(carry, k):
         x, s = carry
         b, g, ek, jk = k
-        return (b * x + ek, s + g * x + jk), (b * x + ek, s + g * x + jk)
+        new = (b * x + ek, s + g * x + jk)
+        return new, new
 
     moved = lambda v: jnp.moveaxis(v, -1, 0)  # noqa: E731
     xs = (beta, gamma, e, j)
@@ -154,7 +155,8 @@ class Bridge(NamedTuple):
 
 def bridge_coefficients(a: jax.Array, mark: jax.Array, rho: jax.Array, sd: jax.Array,
                         laws: BlockLaws) -> Bridge:
-    """``k_J(t)``, ``k_E(t)`` of each middle step, by one backward pass over the steps.
+    """``k_J(t)``, ``k_E(t)`` of each middle step, by a forward pass (``F_t``) and a
+    backward pass (``B_t`` and the next mark's law) over the steps.
 
     ``Cov(ε_t, J) = sd²·(F_t − ρ^{t−s}·α_{≤t}) + Var ε_t·B_t`` with the forward sum
     ``F_t = Σ_{s<t'≤t} a_t'·ρ^{t−t'}``, the block's ``α`` so far and the backward sum
