@@ -4,14 +4,15 @@ A card's wander enters what the month computes in two ways only: the window sums
 ``∫(1 + c)·u_i`` the autoscaler scores (each window's ends fall on a few hours), and
 the run set's hourly capacity ``Σ_run t_i·u_i(h)``. So a card's path is needed only at
 the *checkpoints*: the hours holding a window's start (``⌊t_k − W⌋``), each round's
-start ``t_k``, each replacement's first serving hour (``⌊t_k + boot⌋``), the grid's
-first hour and the month's end. Between two checkpoints its weighted sum and its
-value at the next are two Gaussians given its value at the last
-(``mc.kernels.blocks``): a card costs two normals a checkpoint, not one an hour.
+start ``t_k``, each replacement's first serving hour (``⌊t_k + boot⌋``) and the
+grid's first hour. Between two checkpoints its weighted sum and its value at the next
+are two Gaussians given its value at the last (``mc.kernels.blocks``): a card costs
+two normals a checkpoint, not one an hour.
 
 The hourly capacity needs the run cards' sum between checkpoints: given every card's
 draws it is one AR(1) bridge, scaled by the run cards' rates, so one fresh path a
-month serves every card (``hourly``). A replacement's path starts afresh at its
+month serves every card (``hourly``); after the last checkpoint nothing observes the
+path, and the same fresh path runs it forward (§1: every hour of the month). A replacement's path starts afresh at its
 placement ``t_j``: the slot's path plus ``ρ^{h − t_j}·Δ`` with ``Δ = sd·ζ − u(t_j)``,
 equal in law to a new stationary path from ``t_j`` (``unit`` carries ``ρ^{h − t_j}``
 through the checkpoints).
@@ -25,29 +26,40 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..kernels import blocks, round_rates, tree_sum
+from ..kernels import TOKEN_BITS, blocks, fixed_totals, round_levels, tree_sum
 from ..units import HOURS, SECONDS
 from .accounting import Tokens
-from .structure import Static, rho, totals
+from .structure import Static, rho
 from .wander import Wander
+
+
+# The largest hourly capacity the fixed point holds (730 such hours fit int32).
+_TOP = float(2**TOKEN_BITS - 1)
 
 
 def count(rounds: int, replace: bool) -> int:
     """The month's checkpoints (static): the grid's first hour, each round's window
-    start and start, each round's first serving hour of a replacement, the month's end."""
-    return 2 + 2 * rounds + (rounds if replace else 0)
+    start and start, each round's first serving hour of a replacement. After the last
+    one nothing observes the path but the hourly capacity, which runs it forward."""
+    return 1 + 2 * rounds + (rounds if replace else 0)
 
 
 class Field(NamedTuple):
     """What every card's chain and the hourly bridge share in one month."""
 
-    hours: jax.Array  # (M,) int32 the checkpoints, sorted (−G first, 730 last)
+    hours: jax.Array  # (M,) int32 the checkpoints, sorted (−G first)
     a: jax.Array  # (G + 731,) float32 ``1 + c(h)`` at hours −G .. 730 (1 at 730)
     mark: jax.Array  # (G + 731,) bool the hour is a checkpoint
-    laws: blocks.BlockLaws  # (G + 731,) each: the blocks' laws hour by hour
+    laws: blocks.BlockLaws  # (G + span + 1,) each: the blocks' laws hour by hour, hours −G .. span
     at: blocks.BlockLaws  # (M − 1,) each: the law of the block ending at checkpoint m + 1
     start_weight: jax.Array  # (M − 1,) float32 ``a`` of the block's first hour (0: an empty block)
-    bridge: blocks.Bridge  # (731,) each: hours 0 .. 730
+    bridge: blocks.Bridge  # (731,) each: hours 0 .. 730 (0 from the last checkpoint on)
+
+
+def span(starts: np.ndarray, boot) -> int:
+    """The last hour a checkpoint can fall on (static): the last round's start, or
+    the month's end when replacements add their first serving hours."""
+    return HOURS if boot is not None else int(np.max(starts))
 
 
 def field(one_c: jax.Array, st: Static, p: Wander, window_hours: jax.Array, starts: np.ndarray,
@@ -55,6 +67,10 @@ def field(one_c: jax.Array, st: Static, p: Wander, window_hours: jax.Array, star
     """The checkpoints and their laws for windows of ``window_hours`` before rounds
     starting at ``starts`` ((rounds,) int, static), replacements serving ``boot``
     hours after placement (None: no replacements).
+
+    The blocks' laws and the bridge's coefficients are computed up to ``span`` only
+    (§1: the window's end): past the last checkpoint the path is not observed, and
+    the hourly capacity runs it forward from there (coefficients 0).
 
     Arguments:
         one_c: (G + 730,) float32 the fleet's factor ``1 + c(h)`` (``structure.fleet_factor``).
@@ -64,19 +80,23 @@ def field(one_c: jax.Array, st: Static, p: Wander, window_hours: jax.Array, star
     parts = [jnp.full((1,), -G, jnp.int32), jnp.floor(t - window_hours).astype(jnp.int32),
              jnp.asarray(starts, jnp.int32)]
     if boot is not None:
-        parts.append(jnp.floor(t + boot).astype(jnp.int32))
-    parts.append(jnp.full((1,), HOURS, jnp.int32))
+        parts.append(jnp.minimum(jnp.floor(t + boot), HOURS).astype(jnp.int32))
     hours = jnp.sort(jnp.concatenate(parts))
     a = jnp.concatenate([one_c, jnp.ones((1,), one_c.dtype)])
     mark = jnp.zeros(G + HOURS + 1, bool).at[hours + G].set(True)
     r, sd = rho(p.hours), jnp.asarray(p.sd, jnp.float32)
-    laws = blocks.block_laws(a, mark, r, sd)
+    end = span(starts, boot)
+    laws = blocks.block_laws(a[:G + end + 1], mark[:G + end + 1], r, sd)
     empty = hours[1:] == hours[:-1]
     at = blocks.BlockLaws(*(jnp.where(empty, fill, v[hours[1:] + G]) for v, fill in
                             zip(laws, (0.0, 1.0, 0.0, 0.0, 0.0))))
     start_weight = jnp.where(empty, 0.0, a[hours[:-1] + G])
-    month = blocks.BlockLaws(*(v[G:] for v in laws))
-    bridge = blocks.bridge_coefficients(a[G:], mark[G:], r, sd, month)
+    if end > 0:
+        month = blocks.BlockLaws(*(v[G:] for v in laws))
+        bridge = blocks.bridge_coefficients(a[G:G + end + 1], mark[G:G + end + 1], r, sd, month)
+        bridge = blocks.Bridge(*(jnp.pad(v, (0, HOURS - end)) for v in bridge))
+    else:  # no checkpoint after hour 0: the month's hours all run forward
+        bridge = blocks.Bridge(*(jnp.zeros(HOURS + 1, jnp.float32),) * 2)
     return Field(hours, a, mark, laws, at, start_weight, bridge)
 
 
@@ -177,23 +197,35 @@ def hourly(c: Chain, f: Field, st: Static, p: Wander, xi: jax.Array, rate: jax.A
     block, jw, ew = tree_sum(wb * u), tree_sum(wb * j), tree_sum(wb * e)
     norm = jnp.sqrt(tree_sum(wb * wb))
 
-    z, jz, ez = blocks.fresh_path(xi, f.a[G:], f.mark[G:], rho(p.hours), jnp.asarray(p.sd, jnp.float32))
+    r = rho(p.hours)
+    upto = f.laws.beta.shape[0] - G  # hours 0 .. span (``span``) hold the checkpoints from 0 on
+    z, jz, ez = blocks.fresh_path(xi, f.a[G:], f.mark[G:], r, jnp.asarray(p.sd, jnp.float32), upto=upto)
     h = jnp.arange(HOURS, dtype=jnp.int32)
     mh = jnp.searchsorted(H, h, side="right") - 1
-    nxt = H[jnp.minimum(mh + 1, M - 1)]
-    mid = (f.laws.beta[h + G] * block[mh] + norm[mh] * z[h] + f.bridge.k_j[h] * (jw[mh] - norm[mh] * jz[nxt])
-           + f.bridge.k_e[h] * (ew[mh] - norm[mh] * ez[nxt]))
-    return jnp.where(H[mh] == h, state[mh], mid)
+    nxt = jnp.clip(H[jnp.minimum(jnp.arange(M) + 1, M - 1)], 0, upto - 1)  # each block's next checkpoint
+    # Each hour's block, by one gather of the blocks' five columns.
+    per = jnp.stack([block, norm, jw - norm * jz[nxt], ew - norm * ez[nxt], state], axis=-1)[mh]
+    beta = jnp.exp((h - H[mh]).astype(jnp.float32) * jnp.log(r))  # ρ^{h − s}, as ``blocks.block_laws``
+    mid = (beta * per[:, 0] + per[:, 1] * z[:HOURS] + f.bridge.k_j[:HOURS] * per[:, 2]
+           + f.bridge.k_e[:HOURS] * per[:, 3])
+    return jnp.where(H[mh] == h, per[:, 4], mid)
 
 
 def tokens(one_c: jax.Array, st: Static, groups, live: jax.Array, rate: jax.Array, demand: jax.Array, period: int,
            wander: jax.Array | None):
     """The month's token totals (``accounting.Tokens``) with SPEC §1.4.1's terms:
     ``C_h = (1 + c(h))·max(0, R_k − L_h + W_h)``, the round's run rate less its dips
-    and booting cards (``mc.kernels.round_rates``; see ``round_sums`` for ``groups``,
-    ``live``, ``rate``) plus the wander's part ``W_h`` (``hourly``, None: no wander)."""
-    base = round_rates(groups, live, rate, demand, period)
-    level = base if wander is None else base + wander
-    cap = one_c[st.grid:] * jnp.maximum(0.0, level)
-    t = totals(demand, cap) * (SECONDS / HOURS)
+    and booting cards (``mc.kernels.round_levels``; see ``round_sums`` for ``groups``,
+    ``live``, ``rate``) plus the wander's part ``W_h`` (``hourly``, None: no wander).
+
+    Every hour's capacity is rounded to the month's fixed point, two bits below
+    ``round_levels``'s (the factor and the wander can at most double a rate each:
+    ``structure.static`` keeps both below 2), and the hours are summed as integers:
+    exact, in any order. An hour is capped at the fixed point's top (never reached
+    while ``|W_h|`` stays below the run rate)."""
+    level, d, k = round_levels(groups, live, rate, demand, period, spare=2)
+    if wander is not None:
+        level = level + jnp.round(wander * jnp.ldexp(jnp.float32(1.0), k))
+    cap = jnp.minimum(jnp.round(one_c[st.grid:] * jnp.maximum(0.0, level)), _TOP)
+    t = fixed_totals(d, cap, k) * (SECONDS / HOURS)
     return Tokens(t[0], t[1], t[2], t[3])

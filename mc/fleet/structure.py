@@ -208,9 +208,3 @@ def score(m: jax.Array, eps: jax.Array, sig: jax.Array, common: jax.Array | None
     if st.common:
         s = s * (1.0 + p.common_hour * jnp.sqrt(1.0 / length) * common)
     return jnp.maximum(0.0, s)
-
-
-def totals(demand: jax.Array, cap: jax.Array) -> jax.Array:
-    """(4,) float32 tok/s·h: ``Σ D``, ``Σ min(D, C)``, ``Σ C``, ``Σ max(0, D − C)``."""
-    return jnp.stack([tree_sum(demand), tree_sum(jnp.minimum(demand, cap)), tree_sum(cap),
-                      tree_sum(jnp.maximum(0.0, demand - cap))])

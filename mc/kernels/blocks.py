@@ -163,7 +163,8 @@ def bridge_coefficients(a: jax.Array, mark: jax.Array, rho: jax.Array, sd: jax.A
     ``B_t = Σ_{t<t'<e} a_t'·ρ^{t'−t}``; ``Cov(ε_t, E) = ρ^{e−t}·Var ε_t``. The
     regression is on ``E`` and on ``J``'s part not explained by ``E`` (the pair can be
     nearly collinear in float32): a part whose variance is below 1e-6 of ``Var J`` is
-    dropped (its effect is below a thousandth of ``J``'s spread).
+    dropped (its effect is below a thousandth of ``J``'s spread). Steps after the last
+    mark have no block to be regressed on: their coefficients are 0.
     """
     lag_mid = laws.beta  # ρ^{t−s}
 
@@ -186,7 +187,7 @@ def bridge_coefficients(a: jax.Array, mark: jax.Array, rho: jax.Array, sd: jax.A
         return carry, out
 
     zero = jnp.zeros((), a.dtype)
-    init = (zero, rho, zero, zero, jnp.ones((), a.dtype))
+    init = (zero, rho, zero, zero, zero)  # after the last mark: no next mark (``Var E = 0``)
     _, (back, decay, vj, c, ve_e) = jax.lax.scan(bwd, init, (a, mark, laws.var_j, laws.cov, laws.var_e),
                                                  reverse=True)
     ve_t = laws.var_e
@@ -197,21 +198,25 @@ def bridge_coefficients(a: jax.Array, mark: jax.Array, rho: jax.Array, sd: jax.A
     resid = vj - slope * c
     keep = resid > 1e-6 * vj
     k_perp = jnp.where(keep, (cov_j - slope * cov_e) / jnp.where(keep, resid, 1.0), 0.0)
-    k_e = cov_e / safe_e - k_perp * slope
+    k_e = jnp.where(ve_e > 0, cov_e / safe_e - k_perp * slope, 0.0)
     mid = ~mark
     return Bridge(jnp.where(mid, k_perp, 0.0), jnp.where(mid, k_e, 0.0))
 
 
-def fresh_path(xi: jax.Array, a: jax.Array, mark: jax.Array, rho: jax.Array, sd: jax.Array) -> tuple:
+def fresh_path(xi: jax.Array, a: jax.Array, mark: jax.Array, rho: jax.Array, sd: jax.Array,
+               upto: int | None = None) -> tuple:
     """A path of the AR(1)'s innovations restarted at 0 at every mark, from standard
     normals ``xi``: ``z_t = ρ·z_{t−1} + sqrt(1 − ρ²)·sd·ξ_t`` (``z_{t−1} = 0`` after a
     mark), and at each mark its finished block's ``J_z`` and ``E_z``.
 
     Arguments:
-        xi: (n,) float32. a, mark: (n,).
+        xi: (n,) float32. a, mark: (n,). upto: the steps whose ``J_z``, ``E_z`` are
+            wanted (static; default n): past them only the path is computed.
     Returns:
-        ``(z, j, e)``: (n,) each; ``j``, ``e`` are meaningful at marks.
+        ``(z, j, e)``: (n,), (upto,), (upto,); ``j``, ``e`` are meaningful at marks.
     """
+    n = xi.shape[-1]
+    upto = n if upto is None else min(int(upto), n)
     step_sd = jnp.sqrt(jnp.maximum(1.0 - rho * rho, 0.0)) * sd
 
     def step(carry, x):
@@ -222,6 +227,15 @@ def fresh_path(xi: jax.Array, a: jax.Array, mark: jax.Array, rho: jax.Array, sd:
         j_mid = j + at * z
         return (jnp.where(m, 0.0, z), jnp.where(m, 0.0, j_mid)), out
 
+    def tail(z, x):
+        x_t, m = x
+        z = rho * z + step_sd * x_t
+        return jnp.where(m, 0.0, z), z
+
     zero = jnp.zeros(xi.shape[:-1], xi.dtype)
-    _, (z, j, e) = jax.lax.scan(step, (zero, zero), (jnp.moveaxis(xi, -1, 0), a, mark))
+    moved = jnp.moveaxis(xi, -1, 0)
+    (z_end, _), (z, j, e) = jax.lax.scan(step, (zero, zero), (moved[:upto], a[:upto], mark[:upto]))
+    if upto < n:  # the rest of the path alone (the same updates)
+        _, rest = jax.lax.scan(tail, z_end, (moved[upto:], mark[upto:]))
+        z = jnp.concatenate([z, rest], axis=0)
     return tuple(jnp.moveaxis(v, 0, -1) for v in (z, j, e))

@@ -5,7 +5,7 @@
   capacity per month. Batched with ``vmap`` it runs as one chunk-level pass
   (``custom_vmap``) over the chunk's hourly losses (``hours._diff_rows``), and
   the hours are summed as integers.
-- ``round_sums``: the same totals when the run set changes by round.
+- ``round_sums`` (``mc.kernels.rounds``): the same totals when the run set changes by round.
 - ``flat_month_sums``: the same totals under flat demand, by an exact
   event-hour pass with no hourly array where a month has few live intervals.
 
@@ -23,7 +23,7 @@ import numpy as np
 from ..units import HOURS
 from .fusion import materialise
 from .hours import _diff_rows, _exponent, _gather_live, _pieces, _prefix, _scale, _updates
-from .sums import int_cumsum, tree_sum
+from .sums import tree_sum
 
 
 # Fixed-point bounds of the token pass: Σ|weight|·2**k < 2**_LOSS keeps every
@@ -100,96 +100,6 @@ def _month_sums_vmap(axis_size, in_batched, begin, end, weight, count, rate, dem
     args = [x if b else _spread(x, axis_size) for x, b in zip((begin, end, weight, count, rate), batched)]
     demand = demand if demand_batched else demand[None]
     return _sums(*args, demand, demand.shape[-1]), True
-
-
-# -- token totals when the run set changes by round --------------------------------
-
-def round_sums(groups, live: jax.Array, rate: jax.Array, demand: jax.Array, period: int) -> jax.Array:
-    """A month's four totals as ``month_sums`` gives them, when the month's hours
-    fall into rounds of ``period`` hours (the last may be shorter), the rate is
-    constant within a round, and each row's losses count only in the rounds it
-    is live.
-
-    ``C_h = max(0, rate_k − Σ_rows live[k, row]·L_row,h)`` for hour ``h`` of round
-    ``k``, with ``L_row,h = Σ weight·overlap([begin, end), [h, h+1))`` over the
-    row's intervals. A row never live contributes nothing.
-
-    In O(intervals + hours + rows·rounds), with no hour-by-row array: each
-    interval's four difference-array updates (``_updates``) go to one hourly
-    array when their row is live in the round of their hour, and each row's
-    updates before a round's first hour are summed per round, so a row's level
-    carried into a round enters as that round's offset. Everything is int32 at
-    the month's power-of-two scale (the bound of ``month_sums``: the sum of the
-    |weight| of rows ever live below 2**21, the largest rate or demand below
-    2**21), so the result is exact in its fixed point and a month's bits depend
-    on no batch shape. With one round and the same intervals it is
-    ``month_sums``'s result to the bit.
-
-    Arguments:
-        groups: a sequence of ``(begin, end, weight, row)``: intervals of any
-            shape, float32 hours, hours and tok/s lost per hour of overlap, and
-            the int32 row of each (broadcasting against ``weight``). |weight|
-            is summed group by group, in the order given.
-        live: (rounds, rows) bool. rate: (rounds,) float32 tok/s before losses.
-        demand: (hours,) float32 tok/s. period: hours per round (static).
-    Returns:
-        (4,) float32 in tok/s·h: ``Σ_h D_h``, ``Σ_h min(D_h, C_h)``, ``Σ_h C_h``,
-        ``Σ_h max(0, D_h − C_h)``.
-    """
-    r_lost, d, k = _round_fixed(groups, live, rate, demand, period)
-    return _totals(d, jnp.maximum(0.0, r_lost), k)
-
-
-def round_rates(groups, live: jax.Array, rate: jax.Array, demand: jax.Array, period: int) -> jax.Array:
-    """(hours,) float32 tok/s: ``rate_k − Σ_rows live[k, row]·L_row,h`` for hour ``h`` of
-    round ``k``, before any clamp: the hourly capacity ``round_sums`` sums (see it for
-    the arguments), in the same fixed point, for a model that scales it hour by hour."""
-    r_lost, _, k = _round_fixed(groups, live, rate, demand, period)
-    return r_lost * jnp.ldexp(jnp.float32(1.0), -k)
-
-
-def _round_fixed(groups, live, rate, demand, period):
-    """``round_sums``'s hourly rate less losses and demand, integers at the month's
-    scale ``2**k``: ``(r − lost, d, k)``."""
-    rounds, rows = live.shape
-    hours = demand.shape[-1]
-    ever = jnp.any(live, axis=0)
-    parts = []
-    for begin, end, weight, row in groups:
-        row = jnp.broadcast_to(row, weight.shape).astype(jnp.int32)
-        parts.append((begin, end, jnp.where(ever[row], weight, 0.0), row))
-    total = tree_sum(jnp.abs(parts[0][2]).reshape(-1))
-    for _, _, w, _ in parts[1:]:
-        total = total + tree_sum(jnp.abs(w).reshape(-1))
-    _, top = jnp.frexp(jnp.maximum(jnp.max(rate), jnp.max(demand)))
-    k = jnp.minimum(_exponent(total, _LOSS), _RATE - top)
-
-    idx, upd, row = [], [], []
-    for begin, end, w, r in parts:
-        i, u = _updates(begin.reshape(-1), end.reshape(-1), w.reshape(-1), k, hours)
-        idx.append(i)
-        upd.append(u)
-        row.append(jnp.tile(r.reshape(-1), 4))
-    idx, upd, row = (jnp.concatenate(x) for x in (idx, upd, row))
-    of_idx = jnp.minimum(idx // period, rounds)  # rounds: past the month's hours
-    on = live[jnp.minimum(of_idx, rounds - 1), row] & (idx < hours)
-    step = jnp.zeros(hours, jnp.int32).at[jnp.minimum(idx, hours - 1)].add(
-        jnp.where(on, upd, 0), mode="promise_in_bounds")
-    # Each row's updates per round of their hour; a round's offset is what its
-    # live rows carry in from the rounds before.
-    per_round = jnp.zeros((rows, rounds + 1), jnp.int32).at[row, of_idx].add(upd, mode="promise_in_bounds")
-    carried = int_cumsum(per_round[:, :rounds]) - per_round[:, :rounds]  # (rows, rounds)
-    offset = jnp.sum(jnp.where(live, carried.T, 0), axis=1, dtype=jnp.int32)  # (rounds,)
-
-    of_hour = np.minimum(np.arange(hours) // period, rounds - 1)  # static
-    first = np.arange(rounds) * period  # each round's first hour
-    prefix = int_cumsum(step)
-    before = jnp.concatenate([jnp.zeros(1, jnp.int32), prefix])[first]  # prefix up to each round's start
-    lost = (offset[of_hour] + prefix - before[of_hour]).astype(jnp.float32)
-    one = jnp.ldexp(jnp.float32(1.0), k)
-    r = jnp.round(rate * one)[of_hour]
-    d = jnp.round(demand * one)
-    return r - lost, d, k
 
 
 # -- a month's token totals under flat demand: the exact event-hour pass ------------
