@@ -468,7 +468,7 @@ def test_every_pool_entry_field_names_itself(kind, key):
 
 
 SLO_ENTRY = {"rated_from": "slo", "model": "8b", "gpu": "h100", "slo_ttft": 1.0, "price_month": 2000.0, "count": 2,
-             "n": 16, "warmup": 0, "replications": 2, "rel_tol": 1.0}
+             "n": 64, "warmup": 16, "replications": 2, "rel_tol": 1.0}
 
 
 @pytest.mark.parametrize("key", [k for k in SLO_ENTRY if k not in ("count", "price_month")]
@@ -490,7 +490,7 @@ def test_every_slo_pool_entry_field_names_itself(key):
 @pytest.mark.parametrize("key", list(mc.fleet.pool.POOL_SLO))
 def test_every_pool_slo_entry_field_names_itself(key):
     """A pool rated at its SLO (``rated_from = "pool-slo"``): its own fields. The entry's
-    2 cards of 16 seats are too many for 16 requests, so a value that passes is refused
+    2 cards of 16 seats are too many for 64 requests, so a value that passes is refused
     by the pool's seats, naming the pool entry, before any search runs."""
     problems = {}
     for label, value in HOSTILE.items():
