@@ -154,7 +154,7 @@ def test_gamma_arrivals_print_their_cv_and_load(capsys):
 @pytest.mark.slow
 def test_a_replication_short_for_the_cards_seats_is_one_warning_line(capsys):
     loud = [a for a in SMALL if a != "--quiet"]
-    assert main(loud + ["--batcher", "continuous", "--max-batch", "64", "--rate", "3", "--json"]) == 0
+    assert main(["latency", *loud, "--batcher", "continuous", "--max-batch", "64", "--rate", "3", "--json"]) == 0
     cap = capsys.readouterr()
     note = ("n=200: must be at least 256 measured requests per replication, 4 per seat of the card's 64: a shorter "
             "replication measures a card still filling")
