@@ -166,6 +166,11 @@ CASES: dict[str, Case] = {
     "mc.serving.RequestLog.of": Case(lambda: {"time": [0.0, 1.0], "prompt": [1, 2], "answer": [1, 2]}),
     "mc.serving.traffic.check_block": Case(lambda: {"block": 1.0, "log": mc.serving.RequestLog.of([0, 2], [1, 1], [1, 1])}),
     "mc.serving.latency.default_chunk": Case(lambda: {"s": serving()}),
+    "mc.serving.latency.short_of_seats": Case(lambda: {"s": serving(), "cards": 1}),
+    "mc.serving.latency.check_seats": Case(lambda: {"s": mc.Serving("llama-3-8b", "h100", n=64, warmup=16),
+                                                    "prefix": "q.", "cards": 1}),
+    "mc.serving.latency.seats_note": Case(lambda: {"s": serving(), "cards": 1}),
+    "mc.serving.slo.rated_tok_s": Case(lambda: {"s": serving(), "rate": 2.0}),
     # mc.studies
     "mc.studies.Sweep": Case(lambda: {"base": scenario(), "grid": {"window.hours": (1, 24)}, "n": 16}),
     "mc.studies.Sweep.from_dict": Case(lambda: {"data": {"preset": "golden-idler", "grid": {"window.hours": [1]}}},
@@ -205,6 +210,8 @@ SKIP: dict[str, str] = {
     "mc.serving.slo.card_rating": "mc card's SLO rating of a Card that mc.serving.card validated (walked as mc.serving.card; "
                                   "tests/cli/test_card_slo.py)",
     "mc.serving.slo.format_card_rating": "the text of card_rating's dict (tests/cli/test_card_slo.py)",
+    "mc.serving.slo.card_queue": "the queue card_rating searches for a Card that mc.serving.card validated (walked as "
+                                 "mc.serving.card; tests/serving/test_ratings.py)",
     "mc.serving.latency.request_figures": DEVICE,
     "mc.serving.latency.requests": DEVICE,
     "mc.serving.latency.replication": DEVICE,

@@ -212,6 +212,7 @@ def short_of_seats(s: Serving, cards: int = 1) -> tuple[str, int, str] | None:
     n⌋`` (at most that share of the measured requests arrive while the empty seats
     fill)."""
     v.instance("s", s, Serving, "a Serving")
+    cards = v.count("cards", cards, lo=1, hi=4096)  # a pool's most (routed.MAX_CARDS)
     S = cards * s.slots
     what = "card" if cards == 1 else "pool"
     detail = "" if cards == 1 else f" ({cards:,} cards x {s.slots:,} seats)"
@@ -230,6 +231,7 @@ def short_of_seats(s: Serving, cards: int = 1) -> tuple[str, int, str] | None:
 def check_seats(s: Serving, prefix: str = "", cards: int = 1) -> None:
     """Refuses (one line, ``ParamError``) a replication too short for its seats
     (``short_of_seats``); ``prefix`` goes before the field's name."""
+    v.instance("prefix", prefix, str, "a str (what goes before the field's name)")
     short = short_of_seats(s, cards)
     if short is not None:
         v.fail(prefix + short[0], short[1], short[2])

@@ -22,7 +22,7 @@ from ..engine import figure
 from .arithmetic import Card
 from .latency import (FILL_SHARE, REPLICATIONS, TURNOVERS, LatencyResult, check_replications, check_seats,
                       simulate)
-from .queue import PERCENTILE, SLO_TTFT, Serving
+from .queue import PERCENTILE, RATE, SLO_TTFT, Serving
 from .routed import RoutedPool
 from .routed import simulate as simulate_pool
 from .search import search
@@ -83,8 +83,8 @@ def rated_tok_s(s: Serving | RoutedPool, rate: float) -> float:
     the pool's rate) serves in steady state at that rate. The one place a rating is
     made: a replication's own throughput counts its fill and its drain after the
     last arrival, which a short replication overweights."""
-    serving = s.serving if isinstance(s, RoutedPool) else v.instance("s", s, Serving, "a Serving")
-    return float(rate) * serving.drawn_mean("answer")
+    serving = s.serving if isinstance(s, RoutedPool) else v.instance("s", s, Serving, "a Serving or RoutedPool")
+    return RATE.check("rate", rate) * serving.drawn_mean("answer")
 
 
 def check_slo(slo_ttft: float, percentile: float = SEARCH["percentile"].default,
@@ -158,9 +158,10 @@ def card_queue(c: Card) -> Serving:
     """The queue ``card_rating`` searches for card ``c``: ``CARD_QUEUE`` with the
     card's model, GPU, batch and lengths, its replication lengthened to the seats
     rule (``latency.short_of_seats``) where the batch needs it."""
-    kw = dict(max_batch=c.batch, prompt_mean=max(c.prompt, 1), answer_mean=max(c.context - c.prompt, 1),
-              prompt_max=max(c.prompt, 1), answer_max=max(c.context - c.prompt, 1), weight_bytes=c.weight_bytes_per_param,
-              kv_bytes=c.kv_bytes_per_element, mem_util=c.mem_util, prefill_util=c.prefill_util)
+    prompt, answer = max(c.prompt, 1), max(c.context - c.prompt, 1)
+    kw = dict(max_batch=c.batch, prompt_mean=prompt, answer_mean=answer, prompt_max=prompt, answer_max=answer,
+              weight_bytes=c.weight_bytes_per_param, kv_bytes=c.kv_bytes_per_element, mem_util=c.mem_util,
+              prefill_util=c.prefill_util)
     s = Serving(c.model, c.gpu, **{**CARD_QUEUE, **kw})
     n = max(s.n, TURNOVERS * s.slots)
     warmup = max(s.warmup, s.slots - math.floor(FILL_SHARE * n))
