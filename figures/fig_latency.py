@@ -51,6 +51,6 @@ for i, ((model, ttft), colour) in enumerate(zip(bars, style.PALETTE[4:])):
             bx.text(xi, 0.05, "none", rotation=90, ha="center", va="bottom", fontsize="xx-small")
 bx.set_xticks(np.arange(len(gpus)), [f"{g}\n${cfg['prices'][g]:.2f}/h" for g in gpus])
 bx.set_ylabel("SLO-rated tokens per dollar (M)\nrate × mean answer, 95% CI")
-bx.set_title("continuous, batch 64; SLO met with probability 90%", fontsize="small")
+bx.set_title("continuous batch 64; SLO met w.p. 90%", fontsize="small")
 bx.legend(fontsize="x-small")
 style.save(fig, "fig_latency")
