@@ -81,7 +81,7 @@ for xi, (traffic, r) in zip(x, s.iterrows()):
             fontsize="x-small", color="0.15")
 bx.set_ylim(0, y.max() * 1.32)
 bx.set_xticks(x, [short.get(t, t) for t in traffics], fontsize="small")
-bx.set_ylabel("SLO-rated tok/s per H100, continuous\n(rate × mean answer; bars: 95% CI)")
+bx.set_ylabel("SLO-rated tok/s per H100\n(rate × mean answer; 95% CI)")
 bx.set_title(f"H100s for {cfg['demand_tok_s'] / 1e3:g}k generated tok/s", fontsize="small")
 
 bx.text(0.98, 0.98, f"at \\${cfg['price_hour']:.2f} per H100-hour\n(assumed), {HOURS} h a month",
