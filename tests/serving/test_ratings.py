@@ -68,8 +68,8 @@ def test_the_rating_is_the_rate_times_the_mean_answer_for_a_card_and_a_pool():
 def test_a_long_replication_serves_the_rating_within_its_interval():
     """At the SLO rate a replication long against its drain (40,000 requests, some
     250 s of arrivals against a drain of well under a second) measures the rating
-    within the 95% interval of its mean throughput over replications; the search's
-    own short replications read below it (their fill and drain)."""
+    within the 95% interval of its mean throughput over replications (12 of them:
+    1,212.4 tok/s against 1,207.9..1,216.8 when written)."""
     q = dict(batcher="continuous", max_batch=16, prompt_mean=256, prompt_cv=0.0, answer_mean=24, answer_cv=0.5,
              answer_max=96)
     short = L.Serving("8b", "h100", n=400, warmup=64, **q)
@@ -80,7 +80,6 @@ def test_a_long_replication_serves_the_rating_within_its_interval():
     m, lo, hi = res.mean_interval("throughput")
     assert lo <= got.tok_s <= hi, (got.tok_s, m, lo, hi)
     assert (hi - lo) / m < 0.02  # an interval that could miss: under 2% wide
-    assert got.throughput < got.tok_s  # the short replications' fill and drain
 
 
 # -- the seats rule, one card ------------------------------------------------------------
