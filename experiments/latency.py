@@ -7,7 +7,8 @@ the median over replications of each replication's p95 TTFT, with a 95%
 distribution-free interval for that median, and the p5..p95 band.
 
 Part 2: the SLO-rated tok/s (highest rate whose p95 TTFT <= 0.5 s, or 2 s, with
-probability 90% over replications, ``mc.serving.slo``; its median throughput) of H100, H200 and B200 for an 8B model (bf16)
+probability 90% over replications, ``mc.serving.slo``; that rate times the mean answer, with the
+rate's 95% interval carried over) of H100, H200 and B200 for an 8B model (bf16)
 and a 70B model (8-bit weights, so it fits one H100), under the continuous batcher,
 and tokens per dollar at assumed rental prices (PRICES; tokens per dollar scales
 as 1 / price, so rescale to yours).
@@ -81,21 +82,22 @@ def run(args):
         except ParamError as err:  # no rate meets the SLO: the card is recorded with none
             idle = L.simulate(s, 1e-3, args.n, seed=args.seed, slo_ttft=ttft)
             slo_rows.append({"model": model, "gpu": s.gpu, "slo_ttft": ttft, "weight_bytes": wb, "slots": s.slots,
-                             "kv_tokens": s.kv_tokens, "rate": 0.0, "tok_s": 0.0, "tok_s_p5": 0.0,
-                             "tok_s_p95": 0.0, "share_meeting": idle.summary["pass"]["slo"]["rate"],
-                             "price_hour": PRICES[s.gpu], "tokens_per_dollar": 0.0, "tokens_per_dollar_p5": 0.0,
-                             "tokens_per_dollar_p95": 0.0, "evaluations": 0,
+                             "kv_tokens": s.kv_tokens, "rate": 0.0, "tok_s": 0.0, "tok_s_lo": 0.0,
+                             "tok_s_hi": 0.0, "throughput": 0.0, "share_meeting": idle.summary["pass"]["slo"]["rate"],
+                             "price_hour": PRICES[s.gpu], "tokens_per_dollar": 0.0, "tokens_per_dollar_lo": 0.0,
+                             "tokens_per_dollar_hi": 0.0, "evaluations": 0,
                              "idle_ttft_p95": idle.median("ttft_p95"), "note": str(err)})
             if not args.quiet:
                 print(f"latency: {model} on {s.gpu}: {err}", file=sys.stderr)
             continue
-        tok_lo, tok_hi = got.result.band("throughput")
+        tok_lo, tok_hi = S.rated_tok_s(s, got.rate_lo), S.rated_tok_s(s, got.rate_hi)  # the rate's 95% interval
         slo_rows.append({"model": model, "gpu": s.gpu, "slo_ttft": ttft, "weight_bytes": wb, "slots": s.slots,
-                         "kv_tokens": s.kv_tokens, "rate": got.rate, "tok_s": got.tok_s, "tok_s_p5": tok_lo,
-                         "tok_s_p95": tok_hi, "share_meeting": got.result.summary["pass"]["slo"]["rate"],
+                         "kv_tokens": s.kv_tokens, "rate": got.rate, "tok_s": got.tok_s, "tok_s_lo": tok_lo,
+                         "tok_s_hi": tok_hi, "throughput": got.throughput,
+                         "share_meeting": got.result.summary["pass"]["slo"]["rate"],
                          "price_hour": PRICES[s.gpu], "tokens_per_dollar": got.tokens_per_dollar(PRICES[s.gpu]),
-                         "tokens_per_dollar_p5": tok_lo * 3600 / PRICES[s.gpu],
-                         "tokens_per_dollar_p95": tok_hi * 3600 / PRICES[s.gpu],
+                         "tokens_per_dollar_lo": tok_lo * 3600 / PRICES[s.gpu],
+                         "tokens_per_dollar_hi": tok_hi * 3600 / PRICES[s.gpu],
                          "evaluations": len(got.tried), "idle_ttft_p95": float("nan"), "note": ""})
         if not args.quiet:
             print(f"latency: {model} on {s.gpu}, SLO {ttft:g} s: {got.rate:.3g} req/s, {got.tok_s:,.0f} tok/s, "

@@ -15,8 +15,9 @@ and the p5..p95 band shows how the hour's quiet and busy stretches differ.
 
 Part 2: the SLO-rated tok/s of each traffic under the continuous batcher (the
 highest rate whose p95 TTFT is at most 0.5 s with probability 90% over replications,
-``mc.serving.slo``: the 10% quantile of the replications' own crossing rates; the
-median generated tok/s there, and the rate's 95% interval), and what it means for a fleet: the cards a demand
+``mc.serving.slo``: the 10% quantile of the replications' own crossing rates, with its
+95% interval; the rating is that rate times the log's mean answer, the measured
+throughput there a figure beside it), and what it means for a fleet: the cards a demand
 of DEMAND generated tok/s needs, ceil(DEMAND / SLO-rated tok/s), and their rent a
 month at PRICE_HOUR per card-hour.
 
@@ -131,16 +132,17 @@ def run(args, log):
         try:
             got = S.slo_rate(s, SLO_TTFT, replications=args.n, seed=args.seed, rel_tol=REL_TOL, **SLO)
         except ParamError as err:  # no rate meets the SLO: the traffic is recorded with none
-            slo_rows.append({**base, "rate": 0.0, "rate_lo": 0.0, "rate_hi": 0.0, "load": 0.0, "tok_s": 0.0, "tok_s_p5": 0.0, "tok_s_p95": 0.0,
+            slo_rows.append({**base, "rate": 0.0, "rate_lo": 0.0, "rate_hi": 0.0, "load": 0.0, "tok_s": 0.0,
+                             "tok_s_lo": 0.0, "tok_s_hi": 0.0, "throughput": 0.0,
                              "share_meeting": float("nan"), "evaluations": 0, "cards": float("nan"),
                              "usd_month": float("nan"), "note": str(err)})
             if not args.quiet:
                 print(f"real_traffic: {traffic[0]}: {err}", file=sys.stderr)
             continue
-        lo, hi = got.result.band("throughput")
+        lo, hi = S.rated_tok_s(s, got.rate_lo), S.rated_tok_s(s, got.rate_hi)  # the rate's 95% interval
         cards = math.ceil(DEMAND / got.tok_s)
         slo_rows.append({**base, "rate": got.rate, "rate_lo": got.rate_lo, "rate_hi": got.rate_hi, "load": got.load,
-                         "tok_s": got.tok_s, "tok_s_p5": lo, "tok_s_p95": hi,
+                         "tok_s": got.tok_s, "tok_s_lo": lo, "tok_s_hi": hi, "throughput": got.throughput,
                          "share_meeting": got.result.summary["pass"]["slo"]["rate"],
                          "evaluations": len(got.tried), "cards": float(cards), "usd_month": cards * month,
                          "note": ""})

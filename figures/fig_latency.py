@@ -43,14 +43,14 @@ for i, ((model, ttft), colour) in enumerate(zip(bars, style.PALETTE[4:])):
     g = slo[(slo["model"] == model) & (slo["slo_ttft"] == ttft)].set_index("gpu").loc[gpus]
     x = np.arange(len(gpus)) + (i - (len(bars) - 1) / 2) * width
     y = g["tokens_per_dollar"].to_numpy() / 1e6
-    err = np.vstack([y - g["tokens_per_dollar_p5"] / 1e6, g["tokens_per_dollar_p95"] / 1e6 - y])
+    err = np.vstack([y - g["tokens_per_dollar_lo"] / 1e6, g["tokens_per_dollar_hi"] / 1e6 - y])
     bx.bar(x, y, width, color=colour, yerr=err, capsize=1.5, error_kw={"lw": 0.7},
            label=f"{model}, p95 TTFT ≤ {ttft:g} s")
     for xi, yi in zip(x, y):
         if yi == 0:
             bx.text(xi, 0.05, "none", rotation=90, ha="center", va="bottom", fontsize="xx-small")
 bx.set_xticks(np.arange(len(gpus)), [f"{g}\n${cfg['prices'][g]:.2f}/h" for g in gpus])
-bx.set_ylabel("SLO-rated tokens per dollar (M)\nmedian, p5..p95 over replications")
-bx.set_title("continuous, batch 64; SLO met with probability 90%", fontsize="small")
+bx.set_ylabel("SLO-rated tokens per dollar (M)\nrate × mean answer, 95% CI")
+bx.set_title("continuous batch 64; SLO met w.p. 90%", fontsize="small")
 bx.legend(fontsize="x-small")
 style.save(fig, "fig_latency")

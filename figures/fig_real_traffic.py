@@ -72,16 +72,16 @@ s = slo.set_index("traffic").loc[traffics]
 x = np.arange(len(traffics))
 y = s["tok_s"].to_numpy()
 bx.bar(x, y, 0.65, color=[colour[t] for t in traffics],
-       yerr=np.vstack([y - s["tok_s_p5"], s["tok_s_p95"] - y]), capsize=2, error_kw={"lw": 0.7})
+       yerr=np.vstack([y - s["tok_s_lo"], s["tok_s_hi"] - y]), capsize=2, error_kw={"lw": 0.7})
 for xi, (traffic, r) in zip(x, s.iterrows()):
     text = "none meets\nthe SLO" if not r["tok_s"] > 0 else \
         f"{r['cards']:,.0f} cards\n\\${r['usd_month'] / 1e3:,.0f}k/mo" if r["cards"] < 100 else \
         f"≈{two_figures(r['cards']):,.0f} cards\n≈\\${two_figures(r['usd_month']) / 1e6:,.1f}M/mo"
-    bx.text(xi, max(r["tok_s_p95"], r["tok_s"]) + 0.02 * y.max(), text, ha="center", va="bottom",
+    bx.text(xi, max(r["tok_s_hi"], r["tok_s"]) + 0.02 * y.max(), text, ha="center", va="bottom",
             fontsize="x-small", color="0.15")
 bx.set_ylim(0, y.max() * 1.32)
 bx.set_xticks(x, [short.get(t, t) for t in traffics], fontsize="small")
-bx.set_ylabel("SLO-rated tok/s per H100, continuous\n(median; bars: p5–p95)")
+bx.set_ylabel("SLO-rated tok/s per H100\n(rate × mean answer; 95% CI)")
 bx.set_title(f"H100s for {cfg['demand_tok_s'] / 1e3:g}k generated tok/s", fontsize="small")
 
 bx.text(0.98, 0.98, f"at \\${cfg['price_hour']:.2f} per H100-hour\n(assumed), {HOURS} h a month",

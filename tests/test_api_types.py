@@ -166,6 +166,11 @@ CASES: dict[str, Case] = {
     "mc.serving.RequestLog.of": Case(lambda: {"time": [0.0, 1.0], "prompt": [1, 2], "answer": [1, 2]}),
     "mc.serving.traffic.check_block": Case(lambda: {"block": 1.0, "log": mc.serving.RequestLog.of([0, 2], [1, 1], [1, 1])}),
     "mc.serving.latency.default_chunk": Case(lambda: {"s": serving()}),
+    "mc.serving.latency.short_of_seats": Case(lambda: {"s": serving(), "cards": 1}),
+    "mc.serving.latency.check_seats": Case(lambda: {"s": mc.Serving("llama-3-8b", "h100", n=64, warmup=16),
+                                                    "prefix": "q.", "cards": 1}),
+    "mc.serving.latency.seats_note": Case(lambda: {"s": serving(), "cards": 1}),
+    "mc.serving.slo.rated_tok_s": Case(lambda: {"s": serving(), "rate": 2.0}),
     # mc.studies
     "mc.studies.Sweep": Case(lambda: {"base": scenario(), "grid": {"window.hours": (1, 24)}, "n": 16}),
     "mc.studies.Sweep.from_dict": Case(lambda: {"data": {"preset": "golden-idler", "grid": {"window.hours": [1]}}},
@@ -205,6 +210,8 @@ SKIP: dict[str, str] = {
     "mc.serving.slo.card_rating": "mc card's SLO rating of a Card that mc.serving.card validated (walked as mc.serving.card; "
                                   "tests/cli/test_card_slo.py)",
     "mc.serving.slo.format_card_rating": "the text of card_rating's dict (tests/cli/test_card_slo.py)",
+    "mc.serving.slo.card_queue": "the queue card_rating searches for a Card that mc.serving.card validated (walked as "
+                                 "mc.serving.card; tests/serving/test_ratings.py)",
     "mc.serving.latency.request_figures": DEVICE,
     "mc.serving.latency.requests": DEVICE,
     "mc.serving.latency.replication": DEVICE,
@@ -468,7 +475,7 @@ def test_every_pool_entry_field_names_itself(kind, key):
 
 
 SLO_ENTRY = {"rated_from": "slo", "model": "8b", "gpu": "h100", "slo_ttft": 1.0, "price_month": 2000.0, "count": 2,
-             "n": 16, "warmup": 0, "replications": 2, "rel_tol": 1.0}
+             "n": 64, "warmup": 16, "replications": 2, "rel_tol": 1.0}
 
 
 @pytest.mark.parametrize("key", [k for k in SLO_ENTRY if k not in ("count", "price_month")]
@@ -490,7 +497,7 @@ def test_every_slo_pool_entry_field_names_itself(key):
 @pytest.mark.parametrize("key", list(mc.fleet.pool.POOL_SLO))
 def test_every_pool_slo_entry_field_names_itself(key):
     """A pool rated at its SLO (``rated_from = "pool-slo"``): its own fields. The entry's
-    2 cards of 16 seats are too many for 16 requests, so a value that passes is refused
+    2 cards of 16 seats are too many for 64 requests, so a value that passes is refused
     by the pool's seats, naming the pool entry, before any search runs."""
     problems = {}
     for label, value in HOSTILE.items():

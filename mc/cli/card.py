@@ -65,7 +65,8 @@ def register(sub) -> None:
     p.add_argument("--price-hour", type=float, default=None, help="$ per card-hour, to add tokens per dollar")
     p.add_argument("--slo-ttft", type=float, default=0.5, metavar="S",
                    help="also rate the card at a latency SLO: the highest Poisson rate whose p95 time to first "
-                   "token is at most S seconds, under a continuous batcher of --batch (default 0.5)")
+                   "token is at most S seconds, under a continuous batcher of --batch, times the answer tokens "
+                   "(default 0.5)")
     p.add_argument("--no-slo", action="store_true", help="skip the SLO rating (the arithmetic alone, instant)")
     p.add_argument("--json", action="store_true", help="print a JSON object")
     p.set_defaults(func=run)

@@ -119,13 +119,17 @@ def run(args) -> int:
     s, rate, price = _check(args)
     progress = progress_of(args)
     reps = lat.check_replications(s, args.replications, default=100)
+    note = lat.seats_note(s)  # a replication too short for the card's seats: said, not refused
+    if note is not None and not args.quiet:
+        print(f"mc latency: warning: {note} (--requests, --warmup)", file=sys.stderr)
+    notes = [] if note is None else [note]
     if args.slo_ttft is None:
         res = lat.simulate(s, rate, reps, seed=args.seed, percentile=args.percentile, chunk=args.chunk,
                            progress=progress)
         if not res.replications:  # Ctrl-C before the first replications: no figure to print
             raise KeyboardInterrupt
         out = {"serving": s.as_dict(), "traffic": traffic(s, res.rate), "replications": res.replications,
-               "seed": args.seed, "figures": res.figures(), "bands": res.bands()}
+               "seed": args.seed, "figures": res.figures(), "bands": res.bands(), "notes": notes}
         if price is not None:
             out["tokens_per_dollar"] = engine.figure(res.median("throughput") * price, units="tok/$")
         if res.summary.get("partial"):
@@ -152,11 +156,12 @@ def run(args) -> int:
                                    "req/s"),
              "load": engine.figure(got.load, units=""),
              "share_meeting": engine.figure(m["rate"], m["lo"], m["hi"], "share"),
-             "slo_rated_tok_s": engine.figure(got.tok_s, units="tok/s"), "tried": got.tried}
+             "slo_rated_tok_s": engine.figure(got.tok_s, units="tok/s"),
+             "mean_answer": engine.figure(s.drawn_mean("answer"), units="tokens"), "tried": got.tried}
     if price is not None:
         found["tokens_per_dollar"] = engine.figure(got.tokens_per_dollar(args.price_hour), units="tok/$")
     out = {"serving": s.as_dict(), "traffic": traffic(s, res.rate), "replications": res.replications,
-           "seed": args.seed, "figures": res.figures(), "bands": res.bands(), "slo": found}
+           "seed": args.seed, "figures": res.figures(), "bands": res.bands(), "slo": found, "notes": notes}
     if args.json:
         print_json(out)
     else:
@@ -165,7 +170,8 @@ def run(args) -> int:
         met = "" if s.replay else (f" (95% interval {got.rate_lo:.4g}..{got.rate_hi:.4g}; met in {m['rate']:.0%} "
                                    "of replications there)")
         print(f"SLO p{got.percentile:g} TTFT <= {got.slo_ttft:g} s {what}: {got.rate:.4g} requests/s, "
-              f"offered load {got.load:.3g}{met}; SLO-rated {got.tok_s:,.0f} tok/s")
+              f"offered load {got.load:.3g}{met}; SLO-rated {got.tok_s:,.0f} tok/s (the rate times the mean "
+              f"answer, {s.drawn_mean('answer'):,.1f} tokens)")
         print("\n".join(_table(res)))
         if price is not None:
             print(f"  tokens per dollar {found['tokens_per_dollar']['value']:,.0f} at ${args.price_hour:g}/h")

@@ -96,6 +96,7 @@ def run(args, s: lat.Serving, traffic, head, table, progress) -> int:
                  "share_meeting": engine.figure(m["rate"], m["lo"], m["hi"], "share"),
                  "slo_rated_tok_s": engine.figure(got.tok_s, units="tok/s"),
                  "slo_rated_tok_s_per_card": engine.figure(got.tok_s / pool.cards, units="tok/s"),
+                 "mean_answer": engine.figure(s.drawn_mean("answer"), units="tokens"),
                  "tried": got.tried}
     if not res.replications:
         raise KeyboardInterrupt
@@ -128,7 +129,8 @@ def run(args, s: lat.Serving, traffic, head, table, progress) -> int:
     if found is not None:
         print(f"pool SLO p{found['percentile']:g} TTFT <= {found['slo_ttft']:g} s: {rate:.4g} requests/s "
               f"(offered load {found['load']['value']:.3g}); SLO-rated {found['slo_rated_tok_s']['value']:,.0f} "
-              f"tok/s, {found['slo_rated_tok_s_per_card']['value']:,.0f} per card")
+              f"tok/s, {found['slo_rated_tok_s_per_card']['value']:,.0f} per card (the rate times the mean answer, "
+              f"{found['mean_answer']['value']:,.1f} tokens)")
     print("\n".join(table(res)))
     f = out["figures"]["slow_tail_share"]
     u = sorted(out["per_card"]["utilisation"])

@@ -134,9 +134,10 @@ def _slo_tok_s(queue: latency.Serving, search: tuple, pool: tuple | None = None)
 
 
 def slo_card(entry: Mapping[str, Any], count: int | None = None) -> CardClass:
-    """A card class whose rated rate is its SLO-rated tok/s (SPEC §7): the median
-    throughput at the highest arrival rate whose ``percentile`` TTFT is at most
-    ``slo_ttft`` with probability ``share`` over ``replications`` (``mc.serving.slo``).
+    """A card class whose rated rate is its SLO-rated tok/s (SPEC §7): the highest
+    arrival rate whose ``percentile`` TTFT is at most ``slo_ttft`` with probability
+    ``share`` over ``replications``, times the traffic's mean answer tokens
+    (``mc.serving.slo.rated_tok_s``).
 
     ``entry``: ``rated_from = "slo"``, ``price_month`` ($ per card-month) or
     ``price_hour`` ($ per card-hour), ``model``,
@@ -145,7 +146,8 @@ def slo_card(entry: Mapping[str, Any], count: int | None = None) -> CardClass:
     ``rel_tol`` and any field of ``mc.serving.latency.Serving`` (batcher, max_batch,
     prompt_mean, ..., and real traffic: ``arrivals``, ``cv``, ``log``, ``lengths``,
     ``block``, ``replay``).
-    The same entry is searched once per process.
+    The same entry is searched once per process. Refused: ``n`` or ``warmup`` too
+    short for the card's seats (``mc.serving.latency.short_of_seats``).
 
     ``rated_from = "pool-slo"`` (SPEC §9): the entry's ``count`` cards behind
     ``router`` (default least_requests; ``speeds`` optional, one factor per card)
@@ -169,7 +171,9 @@ def slo_card(entry: Mapping[str, Any], count: int | None = None) -> CardClass:
     if kind == "pool-slo":
         pool = tuple(entry.pop(k, d) for k, d in POOL_SLO.items())
     queue = latency.Serving(**entry)
-    if pool is not None:
+    if pool is None:
+        latency.check_seats(queue, f"pool.{name}.")  # a replication that only fills the card rates nothing
+    else:
         target = routed.RoutedPool(queue, cards=count, router=pool[0], speeds=pool[1])
         target.check_seats(f"pool.{name}.")  # a replication that only fills the pool rates nothing
         pool = (target.cards, target.router, target.speeds)

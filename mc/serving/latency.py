@@ -198,6 +198,51 @@ def check_replications(s: Serving, replications: int | None, default: int = 200)
     return REPLICATIONS.check("replications", default if replications is None else replications)
 
 
+# How long a replication must be for its seats (docs/guide/router.md): an empty card or
+# pool of S seats takes its first S arrivals without queueing, whatever the rate.
+TURNOVERS = 4  # measured requests per seat, at least
+FILL_SHARE = 0.05  # the most of the measured requests that may be among the first S arrivals
+
+
+def short_of_seats(s: Serving, cards: int = 1) -> tuple[str, int, str] | None:
+    """Why a replication of ``s`` is too short for the seats ``S`` of ``cards`` such
+    cards (one: §7's card; several: §9's pool), as ``(field, value, allowed)``, or
+    None: ``n`` must be at least ``TURNOVERS · S`` (each seat turns over several
+    times within the measured requests) and ``warmup`` at least ``S − ⌊FILL_SHARE ·
+    n⌋`` (at most that share of the measured requests arrive while the empty seats
+    fill)."""
+    v.instance("s", s, Serving, "a Serving")
+    cards = v.count("cards", cards, lo=1, hi=4096)  # a pool's most (routed.MAX_CARDS)
+    S = cards * s.slots
+    what = "card" if cards == 1 else "pool"
+    detail = "" if cards == 1 else f" ({cards:,} cards x {s.slots:,} seats)"
+    if s.n < TURNOVERS * S:
+        return "n", s.n, (f"must be at least {TURNOVERS * S:,} measured requests per replication, {TURNOVERS} "
+                          f"per seat of the {what}'s {S:,}{detail}: a shorter replication measures a {what} still "
+                          "filling")
+    need = S - math.floor(FILL_SHARE * s.n)
+    if s.warmup < need:
+        return "warmup", s.warmup, (f"must be at least {need:,} with n = {s.n:,}: an empty {what} seats its "
+                                    f"first {S:,} arrivals at once{detail}, and at most {FILL_SHARE:.0%} of "
+                                    "the measured requests may be among them")
+    return None
+
+
+def check_seats(s: Serving, prefix: str = "", cards: int = 1) -> None:
+    """Refuses (one line, ``ParamError``) a replication too short for its seats
+    (``short_of_seats``); ``prefix`` goes before the field's name."""
+    v.instance("prefix", prefix, str, "a str (what goes before the field's name)")
+    short = short_of_seats(s, cards)
+    if short is not None:
+        v.fail(prefix + short[0], short[1], short[2])
+
+
+def seats_note(s: Serving, cards: int = 1) -> str | None:
+    """``short_of_seats`` as one line (``field=value: allowed``), or None."""
+    short = short_of_seats(s, cards)
+    return None if short is None else f"{short[0]}={short[1]}: {short[2]}"
+
+
 def simulate(s: Serving, rate: float | None = None, replications: int | None = None, *, load: float | None = None,
              seed: int = 0, percentile: float = 95.0, slo_ttft: float | None = None, chunk: int | None = None,
              devices: int | None = None, progress: bool | None = False) -> LatencyResult:
@@ -217,6 +262,7 @@ def simulate(s: Serving, rate: float | None = None, replications: int | None = N
                          out.summary, samples)
 
 
-__all__ = ["ARRIVALS", "BATCHERS", "COLUMNS", "LENGTHS", "MAX_REPLICATIONS", "MAX_REQUESTS", "MAX_SLOTS",
-           "MAX_TOKENS", "Draws", "LatencyResult", "Params", "SCHEMA", "Serving", "arrivals", "check_replications",
-           "default_chunk", "draw", "replication", "request_figures", "requests", "simulate"]
+__all__ = ["ARRIVALS", "BATCHERS", "COLUMNS", "FILL_SHARE", "LENGTHS", "MAX_REPLICATIONS", "MAX_REQUESTS",
+           "MAX_SLOTS", "MAX_TOKENS", "TURNOVERS", "Draws", "LatencyResult", "Params", "SCHEMA", "Serving", "arrivals",
+           "check_replications", "check_seats", "default_chunk", "draw", "replication", "request_figures", "requests",
+           "seats_note", "short_of_seats", "simulate"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any
 
 import numpy as np
@@ -94,6 +94,19 @@ def _request_log(field: str, value: Any) -> RequestLog:
 def _lognormal(mean: float, cv: float) -> tuple[float, float]:
     s2 = math.log1p(cv * cv)
     return math.log(mean) - 0.5 * s2, math.sqrt(s2)
+
+
+@lru_cache(maxsize=256)
+def _drawn_lognormal_mean(mu: float, sigma: float, cap: int) -> float:
+    """``E[clip(ceil X, 1, cap)]`` for ``X`` lognormal(mu, sigma): ``1 + Σ_{j=1}^{cap-1}
+    P(X > j)``, summed until the terms vanish (below 1e-17 of the sum) or ``cap``."""
+    total, scale = 1.0, sigma * math.sqrt(2.0)
+    for j in range(1, cap):
+        term = 0.5 * math.erfc((math.log(j) - mu) / scale)
+        total += term
+        if term < 1e-17 * total and math.log(j) > mu:
+            break
+    return total
 
 
 @dataclass(frozen=True)
@@ -242,6 +255,18 @@ class Serving:
     def mean_length(self, what: str) -> float:
         """Mean prompt or answer tokens: the log's, or the lognormal's ``*_mean``."""
         return self.log.mean(what) if self.lengths == "log" else getattr(self, f"{what}_mean")
+
+    def drawn_mean(self, what: str) -> float:
+        """The mean prompt or answer tokens of the length law as requests draw it (SPEC
+        §7: the law's mean; a log's mean over its rows): a fixed length's
+        ``min(ceil(mean), max)``, a lognormal's ``E[clip(ceil X, 1, max)]`` exactly
+        (``mean_length`` is the lognormal's own mean, before rounding up and the cut)."""
+        if self.lengths == "log":
+            return self.log.mean(what)
+        cv, mean, cap = (getattr(self, f"{what}_{f}") for f in ("cv", "mean", "max"))
+        if cv == 0:
+            return float(self.longest(what))
+        return _drawn_lognormal_mean(*_lognormal(mean, cv), cap)
 
     @property
     def kv_tokens(self) -> int:

@@ -31,7 +31,8 @@ from .._pytree import pytree_dataclass
 from ..engine import Column
 from ..kernels.random import uniforms
 from .arrivals import arrivals, draw
-from .latency import COLUMNS, LatencyResult, Params, Serving, check_replications, request_figures
+from .latency import (COLUMNS, FILL_SHARE, TURNOVERS, LatencyResult, Params, Serving, check_replications,
+                      check_seats, request_figures, seats_note, short_of_seats)
 from .loop import CONSTS
 from .routedloop import pool_server
 from .routers import ROUTERS
@@ -43,10 +44,6 @@ TIMES = ("step_base", "step_kv", "prefill_token")  # divided by a card's speed
 POOL_TABLE = {**{k: c for k, c in COLUMNS.items() if k != "pass_slo"}, "slow_tail_share": Column("float", "share"),
               "slowest_speed": Column("float", "×"), "pass_slo": COLUMNS["pass_slo"]}
 POOL_COLUMNS = tuple(POOL_TABLE)
-# How long a replication must be for its pool (docs/guide/router.md): an empty pool of
-# S = cards x slots seats takes its first S arrivals without queueing, whatever the rate.
-TURNOVERS = 4  # measured requests per seat, at least
-FILL_SHARE = 0.05  # the most of the measured requests that may be among the first S arrivals
 
 
 @pytree_dataclass(static=("router", "cards", "lottery"))
@@ -124,34 +121,18 @@ class RoutedPool:
         return self.cards * self.serving.slots
 
     def short_of_seats(self) -> tuple[str, int, str] | None:
-        """Why a replication is too short for the pool's seats ``S``, as ``(field,
-        value, allowed)``, or None: ``n`` must be at least ``TURNOVERS · S`` (each seat
-        turns over several times within the measured requests) and ``warmup`` at
-        least ``S − FILL_SHARE · n`` (at most that share of the measured requests can
-        arrive while the empty pool fills)."""
-        s, S = self.serving, self.seats
-        seats = f"({self.cards:,} cards x {s.slots:,} seats)"
-        if s.n < TURNOVERS * S:
-            return "n", s.n, (f"must be at least {TURNOVERS * S:,} measured requests per replication, {TURNOVERS} "
-                              f"per seat of the pool's {S:,} {seats}: a shorter replication measures a pool still "
-                              "filling")
-        need = S - math.floor(FILL_SHARE * s.n)
-        if s.warmup < need:
-            return "warmup", s.warmup, (f"must be at least {need:,} with n = {s.n:,}: an empty pool seats its "
-                                        f"first {S:,} arrivals at once {seats}, and at most {FILL_SHARE:.0%} of "
-                                        "the measured requests may be among them")
-        return None
+        """Why a replication is too short for the pool's seats, as ``(field, value,
+        allowed)``, or None: the one rule of ``mc.serving.latency.short_of_seats``
+        over ``cards`` cards."""
+        return short_of_seats(self.serving, self.cards)
 
     def check_seats(self, prefix: str = "") -> None:
         """Refuses (one line, ``ParamError``) a replication too short for the pool's seats."""
-        short = self.short_of_seats()
-        if short is not None:
-            v.fail(prefix + short[0], short[1], short[2])
+        check_seats(self.serving, prefix, self.cards)
 
     def seats_note(self) -> str | None:
         """``short_of_seats`` as one line (``field=value: allowed``), or None."""
-        short = self.short_of_seats()
-        return None if short is None else f"{short[0]}={short[1]}: {short[2]}"
+        return seats_note(self.serving, self.cards)
 
     def as_dict(self) -> dict:
         return {"cards": self.cards, "router": self.router, "speeds": None if self.speeds is None else list(self.speeds),

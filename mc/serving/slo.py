@@ -20,8 +20,9 @@ from .. import _validate as v
 from .._fields import Field
 from ..engine import figure
 from .arithmetic import Card
-from .latency import REPLICATIONS, LatencyResult, check_replications, simulate
-from .queue import PERCENTILE, SLO_TTFT, Serving
+from .latency import (FILL_SHARE, REPLICATIONS, TURNOVERS, LatencyResult, check_replications, check_seats,
+                      simulate)
+from .queue import PERCENTILE, RATE, SLO_TTFT, Serving
 from .routed import RoutedPool
 from .routed import simulate as simulate_pool
 from .search import search
@@ -31,8 +32,10 @@ from .search import search
 class SLORating:
     """The highest rate meeting an SLO and what the card does there.
 
-    ``rate``: requests/s; ``tok_s``: the median throughput at that rate (the card's
-    SLO-rated tok/s); ``result``: the run at ``rate``; ``tried``: every rate tried,
+    ``rate``: requests/s; ``tok_s``: the SLO-rated tok/s, ``rated_tok_s(rate)``
+    (the rate times the traffic's mean answer); ``throughput``: the run's median
+    measured throughput at that rate (fill and drain counted: reported, never a
+    rating); ``result``: the run at ``rate``; ``tried``: every rate tried,
     ascending, with the smoothed share of replications meeting the SLO and the
     median percentile (``mc.serving.search.Crossing``); ``rate_lo``, ``rate_hi``:
     the rate's 95% interval over replications; ``crossings``: (K,) each
@@ -41,6 +44,7 @@ class SLORating:
 
     rate: float
     tok_s: float
+    throughput: float
     slo_ttft: float
     percentile: float
     share: float
@@ -72,6 +76,17 @@ SEARCH = {
 }
 
 
+def rated_tok_s(s: Serving | RoutedPool, rate: float) -> float:
+    """The SLO-rated tok/s at the SLO rate ``rate`` requests/s (SPEC §7): ``rate``
+    times the traffic's mean answer tokens (``Serving.drawn_mean``: the length law's
+    mean as drawn, or a log's mean over its rows), what the card (or the pool, at
+    the pool's rate) serves in steady state at that rate. The one place a rating is
+    made: a replication's own throughput counts its fill and its drain after the
+    last arrival, which a short replication overweights."""
+    serving = s.serving if isinstance(s, RoutedPool) else v.instance("s", s, Serving, "a Serving or RoutedPool")
+    return RATE.check("rate", rate) * serving.drawn_mean("answer")
+
+
 def check_slo(slo_ttft: float, percentile: float = SEARCH["percentile"].default,
               share: float = SEARCH["share"].default,
               rel_tol: float = SEARCH["rel_tol"].default) -> tuple[float, float, float, float]:
@@ -92,8 +107,9 @@ def slo_rate(s: Serving | RoutedPool, slo_ttft: float, *, percentile: float = 95
     quantile (Harrell–Davis) with its 95% interval. Every rate uses the same draws
     (the same seed), so only the gaps' scale changes: for a log, the compression
     factor ``rate / log_rate``. ``replications``: 100 (a replay: one). The
-    figures (``tok_s``, ``result``) are a run at the rate found. A ``RoutedPool``
-    (SPEC §9) is searched the same way at the pool's rate; ``tok_s`` is then the pool's.
+    rating ``tok_s`` is ``rated_tok_s`` at the rate found; the figures (``result``,
+    ``throughput``) are a run there. A ``RoutedPool`` (SPEC §9) is searched the same
+    way at the pool's rate; ``tok_s`` is then the pool's.
 
     Raises:
         ParamError: bad SLO fields, or an SLO no rate tried meets (the message gives
@@ -124,35 +140,54 @@ def slo_rate(s: Serving | RoutedPool, slo_ttft: float, *, percentile: float = 95
     got = search(quantiles, slo_ttft, start=target.capacity_rate(), share=share, rel_tol=rel_tol,
                  what=f"p{percentile:g} TTFT", of="s", unit="req/s", field="slo_ttft", log=log)
     best = run(got.rate)
-    return SLORating(rate=best.rate, tok_s=best.median("throughput"), slo_ttft=slo_ttft, percentile=percentile,
+    return SLORating(rate=best.rate, tok_s=rated_tok_s(target, best.rate), throughput=best.median("throughput"),
+                     slo_ttft=slo_ttft, percentile=percentile,
                      share=share, result=best, tried=got.tried, rate_lo=got.lo, rate_hi=got.hi,
                      crossings=got.crossings)
 
 
 # The queue the SLO-rated figure assumes: the card's own requests (fixed prompt and
-# answer = context - prompt), Poisson arrivals, a continuous batcher of the card's batch.
+# answer = context - prompt), Poisson arrivals, a continuous batcher of the card's batch,
+# at least ``n`` requests after ``warmup`` (more for a batch whose seats need more:
+# ``latency.short_of_seats``).
 CARD_QUEUE = dict(batcher="continuous", prompt_cv=0.0, answer_cv=0.0, n=300, warmup=50)
 CARD_SEARCH = dict(percentile=95.0, share=0.9, replications=24, rel_tol=0.05)
+
+
+def card_queue(c: Card) -> Serving:
+    """The queue ``card_rating`` searches for card ``c``: ``CARD_QUEUE`` with the
+    card's model, GPU, batch and lengths, its replication lengthened to the seats
+    rule (``latency.short_of_seats``) where the batch needs it."""
+    prompt, answer = max(c.prompt, 1), max(c.context - c.prompt, 1)
+    kw = dict(max_batch=c.batch, prompt_mean=prompt, answer_mean=answer, prompt_max=prompt, answer_max=answer,
+              weight_bytes=c.weight_bytes_per_param, kv_bytes=c.kv_bytes_per_element, mem_util=c.mem_util,
+              prefill_util=c.prefill_util)
+    s = Serving(c.model, c.gpu, **{**CARD_QUEUE, **kw})
+    n = max(s.n, TURNOVERS * s.slots)
+    warmup = max(s.warmup, s.slots - math.floor(FILL_SHARE * n))
+    if (n, warmup) != (s.n, s.warmup):
+        s = Serving(c.model, c.gpu, **{**CARD_QUEUE, **kw, "n": n, "warmup": warmup})
+    check_seats(s)  # the rule's own check: what is searched meets it
+    return s
 
 
 def card_rating(c: Card, slo_ttft: float) -> dict:
     """``mc card``'s SLO-rated figure of card ``c``: the highest Poisson rate at which
     p95 TTFT is at most ``slo_ttft`` s with probability 90% over replications
     (``slo_rate``), under a continuous batcher of the card's batch serving its own
-    requests; ``{"met": False, "reason"}`` when no rate meets it."""
-    s = Serving(c.model, c.gpu, max_batch=c.batch, prompt_mean=max(c.prompt, 1),
-                answer_mean=max(c.context - c.prompt, 1), prompt_max=max(c.prompt, 1),
-                answer_max=max(c.context - c.prompt, 1), weight_bytes=c.weight_bytes_per_param,
-                kv_bytes=c.kv_bytes_per_element, mem_util=c.mem_util, prefill_util=c.prefill_util, **CARD_QUEUE)
+    requests (``card_queue``), times its answer tokens; ``{"met": False, "reason"}``
+    when no rate meets it."""
+    s = card_queue(c)
     out = {"slo_ttft": slo_ttft, **{k: CARD_SEARCH[k] for k in ("percentile", "share", "replications")},
            "queue": {"arrivals": "poisson", "batcher": "continuous", "max_batch": c.batch,
-                     "prompt": s.longest("prompt"), "answer": s.longest("answer")}}
+                     "prompt": s.longest("prompt"), "answer": s.longest("answer"), "n": s.n, "warmup": s.warmup}}
     try:
         got = slo_rate(s, slo_ttft, **CARD_SEARCH)
     except v.ParamError as err:  # an SLO no rate meets is an answer here, not an input error
         return {**out, "met": False, "reason": str(err).split(": ", 1)[-1]}
     return {**out, "met": True, "rate": figure(got.rate, units="req/s"),
-            "tok_s": figure(got.tok_s, units="tok/s"), "load": figure(got.load, units="")}
+            "tok_s": figure(got.tok_s, units="tok/s"), "throughput": figure(got.throughput, units="tok/s"),
+            "load": figure(got.load, units="")}
 
 
 def format_card_rating(r: dict) -> str:
@@ -167,4 +202,5 @@ def format_card_rating(r: dict) -> str:
             f"the aggregate above is every seat busy with no queue")
 
 
-__all__ = ["SLORating", "check_slo", "slo_rate"]
+__all__ = ["CARD_QUEUE", "CARD_SEARCH", "SEARCH", "SLORating", "card_queue", "card_rating", "check_slo",
+           "format_card_rating", "rated_tok_s", "slo_rate"]

@@ -43,7 +43,11 @@ def test_slo_json(capsys):
     # at it is a raw count, near 75% but not held to it
     assert slo["rate"]["lo"] <= slo["rate"]["value"] <= slo["rate"]["hi"]
     assert 0 <= slo["share_meeting"]["value"] <= 1 and slo["rate"]["value"] == out["traffic"]["rate"]
-    assert slo["slo_rated_tok_s"]["value"] == out["figures"]["throughput"]["value"]
+    # the rating is the rate times the mean answer (32 tokens, lognormal cv 1, rounded up); the run's
+    # measured throughput stays a figure of its own
+    assert slo["mean_answer"]["value"] == pytest.approx(32.5, abs=0.1)
+    assert slo["slo_rated_tok_s"]["value"] == pytest.approx(slo["rate"]["value"] * slo["mean_answer"]["value"])
+    assert out["notes"] == []
     assert slo["load"]["value"] == pytest.approx(out["traffic"]["load"])
     assert any(not t["meets"] for t in slo["tried"])
 
@@ -145,3 +149,15 @@ def test_gamma_arrivals_print_their_cv_and_load(capsys):
     assert main(["latency", *SMALL, "--arrivals", "gamma", "--cv", "4", "--load", "0.5"]) == 0
     out = capsys.readouterr().out
     assert "gamma arrivals, gaps with coefficient of variation 4" in out and "offered load 0.5" in out
+
+
+@pytest.mark.slow
+def test_a_replication_short_for_the_cards_seats_is_one_warning_line(capsys):
+    loud = [a for a in SMALL if a != "--quiet"]
+    assert main(["latency", *loud, "--batcher", "continuous", "--max-batch", "64", "--rate", "3", "--json"]) == 0
+    cap = capsys.readouterr()
+    note = ("n=200: must be at least 256 measured requests per replication, 4 per seat of the card's 64: a shorter "
+            "replication measures a card still filling")
+    assert json.loads(cap.out)["notes"] == [note]
+    assert [line for line in cap.err.splitlines() if "warning" in line] == [
+        f"mc latency: warning: {note} (--requests, --warmup)"]

@@ -95,4 +95,6 @@ def test_the_pools_slo_rate(capsys):
     got = out["slo"]
     assert got["rate"]["value"] == pytest.approx(out["traffic"]["rate"])
     assert got["slo_rated_tok_s_per_card"]["value"] == pytest.approx(got["slo_rated_tok_s"]["value"] / 3)
+    # the pool's rating is its rate times the mean answer (SPEC §7, §9)
+    assert got["slo_rated_tok_s"]["value"] == pytest.approx(got["rate"]["value"] * got["mean_answer"]["value"])
     assert any(not t["meets"] for t in got["tried"]) and any(t["meets"] for t in got["tried"])

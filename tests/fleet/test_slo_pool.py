@@ -7,7 +7,9 @@ from mc.files import load_scenario as load
 from mc.fleet.pool import slo_card
 from mc.serving import latency, slo
 
-QUEUE = dict(model="8b", gpu="h100", batcher="continuous", max_batch=32, answer_mean=64, n=200, warmup=20)
+# 32 seats: 200 requests turn them over 6 times, and 22 warm-up requests leave at most 5%
+# of the measured ones to the filling card (latency.short_of_seats).
+QUEUE = dict(model="8b", gpu="h100", batcher="continuous", max_batch=32, answer_mean=64, n=200, warmup=22)
 SEARCH = dict(slo_ttft=0.3, share=0.75, replications=8, rel_tol=0.1)
 
 
@@ -16,6 +18,16 @@ def test_an_slo_entry_is_rated_at_its_slo_tok_s():
     want = slo.slo_rate(latency.Serving(**QUEUE), **SEARCH)
     assert card.name == "8b@h100" and card.price == 2600.0
     assert card.rated == want.tok_s
+    # the rating is the SLO rate times the mean answer as drawn (SPEC §7), not the run's throughput
+    assert want.tok_s == pytest.approx(want.rate * latency.Serving(**QUEUE).drawn_mean("answer"), rel=1e-9)
+
+
+def test_an_slo_entry_too_short_for_the_cards_seats_is_refused():
+    with pytest.raises(mc.ParamError, match=r"^pool\.8b@h100\.warmup=20: must be at least 22 with n = 200: an "
+                                            "empty card seats its first 32 arrivals at once"):
+        slo_card({"rated_from": "slo", "price_month": 2600, **QUEUE, **SEARCH, "warmup": 20})
+    with pytest.raises(mc.ParamError, match=r"^pool\.8b@h100\.n=100: must be at least 128 measured requests"):
+        slo_card({"rated_from": "slo", "price_month": 2600, **QUEUE, **SEARCH, "n": 100})
 
 
 @pytest.mark.slow
@@ -69,12 +81,13 @@ def test_a_pool_entry_is_rated_from_a_request_log(tmp_path):
          'batcher = "continuous", max_batch = 32, slo_ttft = 0.5, share = 0.75, rel_tol = 0.1')
     (tmp_path / "s.toml").write_text(
         f'preset = "golden-idler"\npool = [{{{q}, log = "log.csv", columns = "time,prompt,answer", block = 120, '
-        'n = 200, warmup = 20, replications = 8}]\n')
-    (tmp_path / "r.toml").write_text(
-        f'preset = "golden-idler"\npool = [{{{q}, log = "log.csv", columns = "time,prompt,answer", replay = true}}]\n')
+        'n = 200, warmup = 22, replications = 8}]\n')
+    (tmp_path / "r.toml").write_text(  # 400 rows: 16 warm-up for the card's 32 seats
+        f'preset = "golden-idler"\npool = [{{{q}, log = "log.csv", columns = "time,prompt,answer", replay = true, '
+        'warmup = 16}]\n')
     boot, replay = load(tmp_path / "s.toml"), load(tmp_path / "r.toml")
     poisson = slo_card({"rated_from": "slo", "price_month": 2600, "model": "8b", "gpu": "h100", "batcher": "continuous",
-                        "max_batch": 32, "slo_ttft": 0.5, "share": 0.75, "rel_tol": 0.1, "n": 200, "warmup": 20,
+                        "max_batch": 32, "slo_ttft": 0.5, "share": 0.75, "rel_tol": 0.1, "n": 200, "warmup": 22,
                         "replications": 8, "lengths": "log", "arrivals": "poisson", "log": boot_log(tmp_path)})
     for sc in (boot, replay):
         (cls,) = sc.pool.classes
