@@ -2,20 +2,20 @@
 (SPEC §1.4.1).
 
 Sample ``j`` averages ``[a_j, a_j + Δ_j)`` (an interval series' step, or a probe's few
-seconds). The card's true rate is ``t·(1 + u(h))·(1 + c(h))`` hour by hour: ``u`` its
-own wander, an hourly AR(1) path (``mc.kernels.ar1``, started in its stationary law at
-hour 0), ``c`` the fleet's swing, one hourly path shared by every card (``shared``,
-made once per fleet by ``swing_path``). A sample reports
+seconds). The card's true rate is ``t·(1 + c(h))·(1 + u(h) − Σ δ·overlap)`` hour by hour
+(a dip's loss taken on the wander-free rate, SPEC §1.4.1 as amended): ``u`` its own
+wander, an hourly AR(1) path (``mc.kernels.ar1``, started in its stationary law at hour
+0), ``c`` the fleet's swing, one hourly path shared by every card (``shared``, made once
+per fleet by ``swing_path``). A sample reports its mean over the interval
 
-    y_j = max(0, t · max(0, 1 − Σ_dips δ·overlap(dip, [a_j, a_j + Δ_j))/Δ_j)
-                   · (1 + w_j) · (1 + σ(Δ_j)·ε_j)),   σ(Δ) = sigma_hour·sqrt(1 h/Δ)
+    y_j = max(0, t · max(0, 1 + w_j − Σ_dips δ·∫_{dip ∩ [a_j, a_j + Δ_j)} (1 + c) / Δ_j)
+                   · (1 + σ(Δ_j)·ε_j)),   σ(Δ) = sigma_hour·sqrt(1 h/Δ)
 
-with ``w_j`` the mean over the interval of ``(1 + u)(1 + c) − 1`` (hours overlap-weighted).
-The product of the dips' mean and the structure's mean stands for the mean of their
-product: they differ only where a dip's edge and an hour's edge fall in one sample,
-by the product of two small shares. All zero, ``w_j = 0``. Times are hours from the
-series' origin (at least 0) in float32; the structure's mean is taken from a cumulative
-sum of its small deviations, so a probe of seconds keeps its precision late in a month.
+with ``w_j`` the mean over the interval of ``(1 + u)(1 + c) − 1`` (hours overlap-weighted):
+exactly the mean of the hourly rate. All zero, ``w_j = 0`` and the loss is the dips'
+overlap. Times are hours from the series' origin (at least 0) in float32; the
+structure's means are taken from cumulative sums of its small deviations, so a probe of
+seconds keeps its precision late in a month.
 """
 
 from __future__ import annotations
@@ -58,8 +58,9 @@ def swing_path(seed: int, swing: Swing, hours: float) -> np.ndarray:
     return np.asarray(day.astype(np.float32) + np.asarray(v), np.float32)
 
 
-def _mean_over(dev: jax.Array, a: jax.Array, b: jax.Array) -> jax.Array:
-    """(n,) the mean of an hourly step function ``dev`` (H,) over each ``[a, b)``."""
+def _integral(dev: jax.Array):
+    """``t ↦ ∫_0^t dev`` of an hourly step function ``dev`` (H,), from its cumulative sum
+    (past hour H − 1 the last hour's value carries on)."""
     top = dev.shape[0] - 1
     cum = jnp.concatenate([jnp.zeros(1, dev.dtype), jnp.cumsum(dev)])
 
@@ -68,17 +69,28 @@ def _mean_over(dev: jax.Array, a: jax.Array, b: jax.Array) -> jax.Array:
         i = h.astype(jnp.int32)
         return cum[i] + (t - h) * dev[i]
 
+    return at
+
+
+def _mean_over(dev: jax.Array, a: jax.Array, b: jax.Array) -> jax.Array:
+    """(n,) the mean of an hourly step function ``dev`` (H,) over each ``[a, b)``."""
+    at = _integral(dev)
     return (at(b) - at(a)) / (b - a)
 
 
-def lost(t, a: jax.Array, width: jax.Array) -> jax.Array:
-    """(n,) each sample's lost share ``Σ δ·overlap(dip, [a, a + Δ))/Δ``: a scan over the
-    dips (dips × samples work, memory of one card's samples)."""
+def lost(t, a: jax.Array, width: jax.Array, shared: jax.Array | None = None) -> jax.Array:
+    """(n,) each sample's lost share ``Σ δ·∫_{dip ∩ [a, a + Δ)} (1 + c)/Δ`` (``shared``:
+    the swing ``c`` (H,), None: 0): a scan over the dips (dips × samples work, memory of
+    one card's samples)."""
     b = a + width
+    at = None if shared is None else _integral(shared)
 
     def add(acc, dip):
         begin, end, depth = dip
-        return acc + depth * jnp.maximum(0.0, jnp.minimum(b, end) - jnp.maximum(a, begin)), None
+        lo = jnp.maximum(a, begin)
+        hi = jnp.maximum(lo, jnp.minimum(b, end))
+        part = hi - lo if at is None else (hi - lo) + (at(hi) - at(lo))
+        return acc + depth * part, None
 
     total, _ = jax.lax.scan(add, jnp.zeros_like(a), (t.begin, t.end, t.depth))
     return total / width
@@ -104,7 +116,7 @@ def card(key: jax.Array, p: Params, wander: Wander, shared: jax.Array, a: jax.Ar
     t = truth(d, p)
     u = ar1(normal(uniforms(k_wander, shared.shape)), rho_of(wander.hours), jnp.asarray(wander.sd, jnp.float32))
     dev = (1.0 + u) * (1.0 + shared) - 1.0
-    m = t.true_rate * jnp.maximum(0.0, 1.0 - lost(t, a, width)) * (1.0 + _mean_over(dev, a, a + width))
+    m = t.true_rate * jnp.maximum(0.0, 1.0 + _mean_over(dev, a, a + width) - lost(t, a, width, shared))
     rate = window.noisy(m, d.noise, window.sigma_of(p.sigma_hour, width))
     return {"rate": rate, "q": t.q, "lemon": t.lemon, "true_rate": t.true_rate, "begin": t.begin, "end": t.end,
             "depth": t.depth, "wander": u}

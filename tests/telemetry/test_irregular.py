@@ -60,7 +60,8 @@ def test_irregular_rows_keep_their_own_intervals():
 
 def test_samples_over_intervals_match_a_float64_recomputation():
     """``intervals.card`` against a loop over hours and dips in float64, from the path
-    and the dips it returns (noise off, so each sample is its mean rate)."""
+    and the dips it returns (noise off, so each sample is its mean rate): the hourly rate
+    ``t·(1 + c)·(1 + u − Σ δ·overlap)`` averaged over the sample (SPEC §1.4.1 as amended)."""
     p = Params(every=60.0, hours=100.0, rated=7000.0, sigma_hour=0.0,
                dips=Dips(rate=20.0, mean_hours=3.0, depth_lo=0.2, depth_hi=0.6, max_count=32))
     shared = intervals.swing_path(4, Swing(diurnal=0.03, hot_hour=15.0, sd=0.01, hours=12.0), p.hours)
@@ -73,11 +74,12 @@ def test_samples_over_intervals_match_a_float64_recomputation():
     assert dips
     for j in range(len(a)):
         lo, hi = float(a[j]), float(a[j] + w[j])
-        lost = sum(d * max(0.0, min(e, hi) - max(b, lo)) for b, e, d in dips) / (hi - lo)
-        struct = 0.0
+        total = 0.0
         for h in range(math.floor(lo), math.ceil(hi)):
-            struct += max(0.0, min(h + 1, hi) - max(h, lo)) * ((1 + u[h]) * (1 + c[h]) - 1)
-        want = float(out["true_rate"]) * max(0.0, 1 - lost) * (1 + struct / (hi - lo))
+            x, y = max(h, lo), min(h + 1, hi)  # the sample's part of hour h
+            down = sum(d * max(0.0, min(e, y) - max(b, x)) for b, e, d in dips)
+            total += (1 + c[h]) * ((1 + u[h]) * max(0.0, y - x) - down)
+        want = float(out["true_rate"]) * max(0.0, total / (hi - lo))
         assert float(out["rate"][j]) == pytest.approx(want, rel=2e-4)
 
 
