@@ -3,8 +3,8 @@
 
 Each card is probed at irregular times (gaps uniform in ``gap``), each probe a
 benchmark of ``probe_s`` seconds starting at its time; the card goes dark for
-``outages`` spells of ``outage_hours`` each (placed uniformly in the span, overlaps
-allowed), and probes inside a spell are not recorded. The card's true rate is
+``outages`` spells of ``outage_hours`` each (a number, or a ``(lo, hi)`` range each
+spell's length is drawn uniformly from; placed uniformly in the span, overlaps allowed), and probes inside a spell are not recorded. The card's true rate is
 ``rated·q·(1 + u(h))·(1 + c(h))`` hour by hour: ``u`` its own AR(1) wander (stationary
 sd ``wander_sd``, ``ρ = exp(−1/wander_hours)``, started in its stationary law), ``c``
 the fleet's ``−diurnal·cos(2π(h mod 24 − hot_hour)/24) + v(h)``, ``v`` one shared AR(1)
@@ -49,7 +49,7 @@ def mean_over(path: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def fleet(seed: int, *, cards: int = 96, hours: float = 730.0, gap: tuple[float, float] = (0.6, 2.3),
           probe_s: float = 150.0, sigma_hour: float = 0.02, wander_sd: float = 0.02, wander_hours: float = 200.0,
           diurnal: float = 0.015, hot_hour: float = 15.0, swing_sd: float = 0.0, swing_hours: float = 24.0,
-          outages: int = 2, outage_hours: float = 120.0, rated: float = 7000.0,
+          outages: int = 2, outage_hours: float | tuple = 120.0, rated: float = 7000.0,
           lottery_sd: float = 0.05) -> tuple[pd.DataFrame, dict]:
     """Rows ``(card, time, rate)`` and the truth (``{"wander": (cards, H) u, "q": (cards,)}``)."""
     rng = np.random.default_rng(seed)
@@ -67,8 +67,9 @@ def fleet(seed: int, *, cards: int = 96, hours: float = 730.0, gap: tuple[float,
         t = t[t + p < hours]
         dark = np.zeros(len(t), bool)
         for _ in range(outages):
-            a = rng.uniform(0, hours - outage_hours)
-            dark |= (t >= a) & (t < a + outage_hours)
+            length = rng.uniform(*outage_hours) if isinstance(outage_hours, tuple) else outage_hours
+            a = rng.uniform(0, hours - length)
+            dark |= (t >= a) & (t < a + length)
         t = t[~dark]
         w = mean_over((1 + u[i]) * (1 + c) - 1, t, t + p)
         y = np.maximum(0.0, rated * q[i] * (1 + w) * (1 + sig * rng.standard_normal(len(t))))

@@ -41,6 +41,10 @@ HOURS_GRID = np.exp(np.linspace(math.log(0.5), math.log(1e4), 160))
 BLOCK_DAYS = 3
 CHI2_2_95 = math.sqrt(5.991)  # sqrt of the 95th percentile of chi-square, 2 degrees of freedom
 MIN_CLOCK_HOURS = 3  # distinct hours of day a harmonic needs (three coefficients)
+# The dips' nuisance term in the wander's fit is for dips too small to see: short ones. A
+# card's level low for longer than this is what the wander describes (a dip that long and
+# deep enough to matter is seen), so longer "dips" get no term that would take the wander.
+DIP_NUISANCE_HOURS = 24.0
 WINDOWS = (("1 h", 1.0), ("4 h", 4.0), ("a day", 24.0), ("a week", 168.0))
 FIELDS = ("wander.sd", "wander.hours", "swing.diurnal", "swing.hot_hour", "swing.sd", "swing.hours")
 
@@ -212,9 +216,11 @@ def fit(s, o: dict, sigma_hour: float, *, bootstrap: int, seed: int, dip_hours: 
     lt = variogram.lag_table(x, hs["e"], lags)
     zero = np.stack([hs["q0"], hs["a0"], hs["w0"]], axis=1)  # (cards, 3)
 
+    short = dip_hours if dip_hours is not None and dip_hours <= DIP_NUISANCE_HOURS else None
+
     def wander_on(idx):
         return variogram.fit(lt["g"][idx].sum(axis=0), lt["a"][idx].sum(axis=0), lt["p"][idx].sum(axis=0),
-                             lt["gamma_c"], lags, zero[idx].sum(axis=0), dip_hours)
+                             lt["gamma_c"], lags, zero[idx].sum(axis=0), short)
 
     every = np.arange(s.n_cards)
     w = wander_on(every)
@@ -240,6 +246,10 @@ def fit(s, o: dict, sigma_hour: float, *, bootstrap: int, seed: int, dip_hours: 
              "swing.hot_hour": sw["swing.hot_hour"], "swing.sd": _sd(sw["swing.sd2"]), "swing.hours": sw["swing.hours"]}
     ratio_value = ratio_of(share(w["sd2"], w["hours"], every))
     notes = []
+    if dip_hours is not None and short is None:
+        notes.append(f"the dips seen last {dip_hours:.3g} h on average, longer than {DIP_NUISANCE_HOURS:g} h: a card's "
+                     "level low for that long is what the wander describes, so the wander's fit has no term for "
+                     "dips too small to see")
     rng = np.random.default_rng(seed + 1)
     draws = {k: [] for k in FIELDS}
     ratios: list = []

@@ -152,12 +152,13 @@ def lag_pairs(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def semivariogram(H: int, sd2: float, hours: float, diurnal: float, swing_sd2: float,
                   swing_hours: float) -> np.ndarray:
-    """(H,) the wander's and the swing's ``γ(L)`` at lags ``0..H−1`` (a term that is
-    not finite, or at or below 0, adds nothing)."""
+    """(H,) the wander's and the swing's ``γ(L)`` at lags ``0..H−1`` (a term that is not
+    finite adds nothing; the wander's ``sd2`` is taken signed, as fitted, so that with no
+    wander its share is as often below 0 as above; the swing's below 0 adds nothing)."""
     L = np.arange(H, dtype=np.float64)
     gamma = np.zeros(H)
-    for v, tau in ((sd2, hours), (swing_sd2, swing_hours)):
-        if math.isfinite(v) and v > 0 and math.isfinite(tau):
+    for v, tau, signed in ((sd2, hours, True), (swing_sd2, swing_hours, False)):
+        if math.isfinite(v) and (signed or v > 0) and math.isfinite(tau):
             gamma += v * (1.0 - np.exp(-L / tau))
     if math.isfinite(diurnal) and diurnal > 0:
         gamma += 0.5 * diurnal * diurnal * (1.0 - np.cos(2 * np.pi * L / 24.0))
