@@ -222,12 +222,15 @@ def run(args) -> int:
           f"(window.sigma_hour {sigma_hour:.3g} x sqrt(60 / {minutes:.4g}), a sample averaging {minutes:.4g} min"
           + (": the probe's run)" if r["structure"]["kind"] == "probe" else ")"))
     share = r["noise"]["structure_share"]
-    if share["value"] > 1.0005:
+    if r["noise"]["method"] == "nugget":
+        print("window.sigma_hour is the noise's nugget, fitted beside the wander (the wander and swing make most of "
+              "the samples' spread about their card's mean)")
+    elif share["value"] > 1.0005:
         print(f"the samples' spread about their card's mean reads {share['value']:.4f}x the noise (the wander's and "
               f"swing's share of it; {share['lo']:.4f} to {share['hi']:.4f}), and window.sigma_hour is corrected "
               "for it")
     bias = r["noise"]["bias"]
-    if bias is not None:
+    if bias is not None and r["noise"]["method"] != "nugget":
         print(f"the clean samples' spread reads {bias['value']:.4f}x the noise (dips too small to see; "
               f"{bias['lo']:.4f} to {bias['hi']:.4f}), and window.sigma_hour is corrected for it")
     print(f"{seen['dips']:,} dips seen; the shallowest a monitor sampling every {r['every_minutes']:g} min can see "

@@ -43,8 +43,14 @@ CHI2_2_95 = math.sqrt(5.991)  # sqrt of the 95th percentile of chi-square, 2 deg
 MIN_CLOCK_HOURS = 3  # distinct hours of day a harmonic needs (three coefficients)
 # The dips' nuisance term in the wander's fit is for dips too small to see: short ones. A
 # card's level low for longer than this is what the wander describes (a dip that long and
-# deep enough to matter is seen), so longer "dips" get no term that would take the wander.
+# deep enough to matter is seen), so longer "dips" get no term that would take the wander,
+# and the samples of a seen dip longer than this stay in the wander's fit.
 DIP_NUISANCE_HOURS = 24.0
+# Where the wander's and swing's share of the samples' spread passes this share of it, the
+# spread less that share is ill-conditioned (a small difference of large figures, and the
+# dips' mask has cut the wander's lows from the spread): the noise is read from the
+# semivariogram's nugget instead, fitted beside the wander.
+MAX_SHARE = 0.5
 WINDOWS = (("1 h", 1.0), ("4 h", 4.0), ("a day", 24.0), ("a week", 168.0))
 FIELDS = ("wander.sd", "wander.hours", "swing.diurnal", "swing.hot_hour", "swing.sd", "swing.hours")
 
@@ -187,18 +193,31 @@ def _hours_field(value: float, lo: float, hi: float, top: float) -> dict:
     return out
 
 
+def _long_seen(seen: dict, shape: tuple[int, int], delta: float) -> np.ndarray:
+    """(cards, n) the samples of seen dips longer than ``DIP_NUISANCE_HOURS``: a card's
+    level low for days is the wander's to fit, not a dip to mask."""
+    mask = np.zeros(shape, bool)
+    for c, a, n in zip(seen["card"], seen["start"], seen["length"]):
+        if n * delta > DIP_NUISANCE_HOURS:
+            mask[c, a:a + n] = True
+    return mask
+
+
 def fit(s, o: dict, sigma_hour: float, *, bootstrap: int, seed: int, dip_hours: float | None = None) -> dict:
     """Wander, swing and the noise's share of the samples' spread fitted to a series
     (``fitting.observe``'s ``o``; ``sigma_hour`` as read from that spread), with
     intervals; ``dip_hours``: the dips' fitted mean hours (a nuisance term).
 
     Returns ``{"fields": {name: {"value", "lo", "hi"[, "bound"]}}, "spread": [...],
-    "notes": [...], "noise_ratio": {"value", "lo", "hi"}, "sigma_hour": ...}``: the
-    samples' spread over the noise's alone, and ``sigma_hour`` divided by it.
+    "notes": [...], "sigma_hour": ..., "noise": {"method", "ratio", "nugget"}}``:
+    ``ratio`` the samples' spread over the noise's alone (``sigma_hour`` divided by it,
+    method ``spread``), ``nugget`` the noise read from the semivariogram's nugget (the
+    ``sigma_hour`` returned where the structure's share passes ``MAX_SHARE``, method
+    ``nugget``), each ``{"value", "lo", "hi"}``.
     """
     t = np.asarray(s.times(), np.float64) + s.clock0  # hours since the midnight before t0: bins are clock hours
     r = o["z"] - 1.0
-    ok = o["clean"] & np.isfinite(r) & np.isfinite(t)
+    ok = (o["clean"] | _long_seen(o["seen"], r.shape, s.delta)) & np.isfinite(r) & np.isfinite(t)
     scale = s.scale()
     var = np.ones_like(r) if scale is None else 1.0 / np.where(ok, scale, 1.0) ** 2
     hs = variogram.hour_sums(t, r, var, ok, s.n_cards)
@@ -244,12 +263,15 @@ def fit(s, o: dict, sigma_hour: float, *, bootstrap: int, seed: int, dip_hours: 
 
     value = {"wander.sd": _sd(w["sd2"]), "wander.hours": w["hours"], "swing.diurnal": sw["swing.diurnal"],
              "swing.hot_hour": sw["swing.hot_hour"], "swing.sd": _sd(sw["swing.sd2"]), "swing.hours": sw["swing.hours"]}
-    ratio_value = ratio_of(share(w["sd2"], w["hours"], every))
+    part = share(w["sd2"], w["hours"], every)
+    ratio_value = ratio_of(part)
+    from_nugget = math.isfinite(sigma2) and math.isfinite(w["sigma2"]) and part > MAX_SHARE * sigma2
+    nuggets: list = []
     notes = []
     if dip_hours is not None and short is None:
         notes.append(f"the dips seen last {dip_hours:.3g} h on average, longer than {DIP_NUISANCE_HOURS:g} h: a card's "
-                     "level low for that long is what the wander describes, so the wander's fit has no term for "
-                     "dips too small to see")
+                     "level low for that long is what the wander describes, so the wander's fit keeps the samples "
+                     "of the dips seen longer than that and has no term for dips too small to see")
     rng = np.random.default_rng(seed + 1)
     draws = {k: [] for k in FIELDS}
     ratios: list = []
@@ -262,6 +284,7 @@ def fit(s, o: dict, sigma_hour: float, *, bootstrap: int, seed: int, dip_hours: 
         draws["wander.sd"].append(w_b["sd2"])
         draws["wander.hours"].append(w_b["hours"])
         ratios.append(ratio_of(share(w_b["sd2"], w_b["hours"], every)))  # the structure's error (σ's: the caller's)
+        nuggets.append(math.sqrt(max(w_b["sigma2"], 0.0) * s.ref) if math.isfinite(w_b["sigma2"]) else math.nan)
         starts = rng.integers(0, max(1, H - block + 1), max(1, -(-H // block)))
         m_b = np.concatenate([np.append(m[a:min(a + block, H)], np.nan) for a in starts])  # NaN: no lag across blocks
         c_b = np.concatenate([np.append(clock[a:min(a + block, H)], 0.0) for a in starts])
@@ -313,10 +336,15 @@ def fit(s, o: dict, sigma_hour: float, *, bootstrap: int, seed: int, dip_hours: 
     lo_r, hi_r = _pct(ratios)
     noise_ratio = {"value": ratio_value, "lo": lo_r if math.isfinite(lo_r) else ratio_value,
                    "hi": hi_r if math.isfinite(hi_r) else ratio_value}
-    corrected = sigma_hour / ratio_value
+    nugget_value = math.sqrt(max(w["sigma2"], 0.0) * s.ref) if math.isfinite(w["sigma2"]) else math.nan
+    nugget = dict(zip(("value", "lo", "hi"), (nugget_value, *_pct(nuggets))))
+    if from_nugget:
+        notes.append(f"the wander's and swing's share of the samples' spread is {part / sigma2:.0%} of it: "
+                     "window.sigma_hour is read from the noise's nugget (samples within an hour, and the "
+                     "semivariogram's intercept), fitted beside the wander, not from the spread")
+    corrected = nugget_value if from_nugget else sigma_hour / ratio_value
     ok_f = {k: (f["value"] if math.isfinite(f["value"]) else (0.0 if k.endswith("sd") or k.endswith("diurnal")
                                                               else 1.0)) for k, f in fields.items()}
-    nugget = math.sqrt(w["sigma2"] * s.ref) if math.isfinite(w["sigma2"]) and w["sigma2"] >= 0 else math.nan
     return {"fields": fields, "spread": spread(corrected, ok_f), "notes": notes, "hours": H,
-            "block_days": block // 24, "noise_ratio": noise_ratio, "sigma_hour": corrected,
-            "nugget_sigma_hour": nugget, "lags": int(lags.max()) if lags.size else 0}
+            "block_days": block // 24, "lags": int(lags.max()) if lags.size else 0, "sigma_hour": corrected,
+            "noise": {"method": "nugget" if from_nugget else "spread", "ratio": noise_ratio, "nugget": nugget}}

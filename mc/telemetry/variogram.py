@@ -18,7 +18,8 @@ same two hours, the noise and wander being independent between cards. Two sample
 one hour differ by noise alone, ``½·E[(r_j − r_k)²] = σ²·½(v_j + v_k)``: the nugget's
 own row (lag 0). For each ``ρ`` on a grid, ``(σ², sd²)`` (and, given the dips' mean
 hours, a nuisance ``b·(1 − exp(−L/dip_hours))``, ``b ≥ 0``, for the dips too small to
-see) solve a least-squares fit weighted by pairs; the ``ρ`` of least misfit wins.
+see) solve a weighted least-squares fit (pairs over the fitted semivariogram squared);
+the ``ρ`` of least misfit wins.
 ``sd²`` is signed (with no wander about half the fits read below 0, so an interval can
 hold 0).
 
@@ -35,6 +36,7 @@ import numpy as np
 
 HOURS_GRID = np.exp(np.linspace(math.log(0.5), math.log(1e5), 200))
 TOP_SPANS = 1.0  # the grid's top, in longest lags spanned
+REWEIGHT = True  # the second pass, weighted by the fitted semivariogram (``fit``)
 
 
 def lags_for(H: int) -> np.ndarray:
@@ -96,48 +98,64 @@ def lag_table(x: np.ndarray, e: np.ndarray, lags: np.ndarray) -> dict:
     return {"g": g, "a": a, "p": p, "gamma_c": gamma_c, "pc": pc}
 
 
+def _search(L: np.ndarray, y: np.ndarray, A: np.ndarray, w: np.ndarray, grid: np.ndarray,
+            dip_hours: float | None) -> tuple[float, float, float, np.ndarray]:
+    """``(σ², sd², hours, fitted rows)`` of least weighted misfit over the grid of hours."""
+    sw = np.sqrt(w)
+    best = (math.inf, math.nan, math.nan, math.nan, y * 0.0)
+    cols = [A] + ([1.0 - np.exp(-L / dip_hours)] if dip_hours is not None else [])
+    for hours in grid:
+        X = np.stack([*cols, 1.0 - np.exp(-L / hours)], axis=1)
+        Xw = X * sw[:, None]
+        keep = list(range(X.shape[1]))
+        coef = np.linalg.lstsq(Xw, y * sw, rcond=None)[0]
+        if dip_hours is not None and coef[1] < 0:  # dips only add: b >= 0
+            keep.remove(1)
+            coef = np.linalg.lstsq(Xw[:, keep], y * sw, rcond=None)[0]
+        if coef[0] < 0:  # a noise variance is >= 0
+            keep.remove(0)
+            coef = np.linalg.lstsq(Xw[:, keep], y * sw, rcond=None)[0]
+        full = np.zeros(X.shape[1])
+        full[keep] = coef
+        sse = float(((y * sw - Xw @ full) ** 2).sum())
+        if sse < best[0]:
+            best = (sse, float(full[0]), float(full[-1]), float(hours), X @ full)
+    return best[1], best[2], best[3], best[4]
+
+
 def fit(g: np.ndarray, a: np.ndarray, p: np.ndarray, gamma_c: np.ndarray, lags: np.ndarray, zero: tuple,
         dip_hours: float | None = None) -> dict:
     """``{"sigma2", "sd2" (signed), "hours", "top", "at_top"}`` from lag sums pooled over
     cards (``g``, ``a``, ``p``: (lags,)) and the lag-0 sums ``zero = (q0, a0, w0)``; NaN
     where fewer than 3 lags hold pairs. ``top``: the grid's longest correlation time;
-    ``at_top``: the fit chose it (only a lower bound is told)."""
+    ``at_top``: the fit chose it (only a lower bound is told).
+
+    Weights: a first pass by pairs, then by pairs over the square of each row's fitted
+    semivariogram (a mean of ``½D²`` over ``m`` pairs varies as ``2γ²/m``), so the long
+    lags, whose values are large and noisy, do not pull the nugget (Cressie's weights)."""
     use = (p > 0) & np.isfinite(gamma_c)
     nan = {"sigma2": math.nan, "sd2": math.nan, "hours": math.nan, "top": math.nan, "at_top": False}
     if use.sum() < 3:
         return nan
     L = lags[use].astype(np.float64)
-    y = g[use] / p[use] - gamma_c[use]
+    gc = gamma_c[use]
+    y = g[use] / p[use] - gc
     A = a[use] / p[use]
     w = p[use].astype(np.float64)
     q0, a0, w0 = (float(v) for v in zero)
     if w0 > 0:  # the nugget's own row: two samples in one hour differ by noise alone
-        L, y, A, w = (np.append(L, 0.0), np.append(y, 0.5 * q0 / w0), np.append(A, 0.5 * a0 / w0),
-                      np.append(w, w0))
+        L, y, A, w, gc = (np.append(L, 0.0), np.append(y, 0.5 * q0 / w0), np.append(A, 0.5 * a0 / w0),
+                          np.append(w, w0), np.append(gc, 0.0))
     top = TOP_SPANS * float(lags[use].max())
     grid = HOURS_GRID[(HOURS_GRID <= top) & (HOURS_GRID >= 1.0 / 3.0)]
     if grid.size == 0:
         return nan
-    sw = np.sqrt(w)
-    best = (math.inf, math.nan, math.nan, math.nan)
-    cols = [A] + ([1.0 - np.exp(-L / dip_hours)] if dip_hours is not None else [])
-    for hours in grid:
-        X = np.stack([*cols, 1.0 - np.exp(-L / hours)], axis=1) * sw[:, None]
-        keep = list(range(X.shape[1]))
-        coef = np.linalg.lstsq(X, y * sw, rcond=None)[0]
-        if dip_hours is not None and coef[1] < 0:  # dips only add: b >= 0
-            keep.remove(1)
-            coef = np.linalg.lstsq(X[:, keep], y * sw, rcond=None)[0]
-        if coef[0] < 0:  # a noise variance is >= 0
-            keep.remove(0)
-            coef = np.linalg.lstsq(X[:, keep], y * sw, rcond=None)[0]
-        full = np.zeros(X.shape[1])
-        full[keep] = coef
-        sse = float(((y * sw - X @ full) ** 2).sum())
-        if sse < best[0]:
-            best = (sse, float(full[0]), float(full[-1]), float(hours))
-    return {"sigma2": best[1], "sd2": best[2], "hours": best[3], "top": float(grid.max()),
-            "at_top": bool(best[3] >= grid.max())}
+    sigma2, sd2, hours, fitted = _search(L, y, A, w, grid, dip_hours)
+    if REWEIGHT:
+        total = np.maximum(fitted + np.maximum(gc, 0.0), 1e-6 * max(float(np.abs(y).max()), 1e-300))
+        sigma2, sd2, hours, _ = _search(L, y, A, w / total**2, grid, dip_hours)
+    return {"sigma2": sigma2, "sd2": sd2, "hours": hours, "top": float(grid.max()),
+            "at_top": bool(hours >= grid.max())}
 
 
 def lag_pairs(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
