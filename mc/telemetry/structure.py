@@ -188,7 +188,7 @@ def _hours_field(value: float, lo: float, hi: float, top: float) -> dict:
     ``top`` (the longest the search resolves), ``bound`` is ``top``: the data set only a
     lower end (``hi`` NaN, and ``value`` is ``top`` when the fit itself stopped there)."""
     out = {"value": value, "lo": lo, "hi": hi}
-    if math.isfinite(top) and math.isfinite(value) and (value >= top * (1 - 1e-9) or not hi < top * (1 - 1e-9)):
+    if math.isfinite(top) and math.isfinite(value) and (value >= top * (1 - 1e-9) or hi >= top * (1 - 1e-9)):
         out.update(hi=math.nan, bound=top)
     return out
 
@@ -305,16 +305,14 @@ def fit(s, o: dict, sigma_hour: float, *, bootstrap: int, seed: int, dip_hours: 
         fields[k] = {"value": value[k], "lo": lo, "hi": hi}
     for k, top in (("wander.hours", w["top"]), ("swing.hours", swing_top)):
         f = fields[k]
-        fields[k] = _hours_field(f["value"], f["lo"], f["hi"], top) if bootstrap else f
+        fields[k] = _hours_field(f["value"], f["lo"], f["hi"], top)
         if "bound" in fields[k] and math.isfinite(value[k.replace("hours", "sd")]) and value[k.replace("hours", "sd")] > 0:
             name = k.split(".")[0]
-            notes.append(f"{k} >= {top:,.0f} h is possible: longer than the data can resolve (the series span "
-                         f"{top:,.0f} h), so only its lower end is told; {name}.sd and {k} trade off there, and "
-                         f"the spread of a window shorter than the series is what they fix"
-                         if fields[k]["value"] < top else
-                         f"{k} >= {top:,.0f} h: longer than the data can resolve (the series span {top:,.0f} h); "
-                         f"{name}.sd is fitted at that bound, and the spread of a window shorter than the series is "
-                         "what the two fix")
+            notes.append((f"{k} >= {top:,.0f} h is possible: longer than the data can resolve, so only its lower "
+                          f"end is told" if fields[k]["value"] < top else
+                          f"{k} >= {top:,.0f} h: longer than the data can resolve, and {name}.sd is fitted at that "
+                          "bound") + f"; {name}.sd and {k} trade off there, and what they fix is the spread of "
+                         "windows shorter than the series")
     c = np.asarray([x for x in comps if np.isfinite(x).all()])
     amp = value["swing.diurnal"]
     if len(c) >= 10 and math.isfinite(amp):  # the amplitude's lower end: 0 unless the harmonic is significant
