@@ -177,7 +177,8 @@ def spread(sigma_hour: float, f: dict, windows: tuple[tuple[str, float], ...] = 
         day = d**2 / 2 * (np.sinc(W / 24.0) ** 2)  # the diurnal cosine's mean over W, over start hours
         within = math.sqrt(law**2 + float(wander))
         out.append({"window": name, "hours": W, "law": law, "with_wander": within,
-                    "with_swing": math.sqrt(within**2 + float(swing) + float(day)), "ratio": within / law})
+                    "with_swing": math.sqrt(within**2 + float(swing) + float(day)),
+                    "ratio": within / law if law > 0 else math.nan})
     return out
 
 
@@ -265,7 +266,7 @@ def fit(s, o: dict, sigma_hour: float, *, bootstrap: int, seed: int, dip_hours: 
              "swing.hot_hour": sw["swing.hot_hour"], "swing.sd": _sd(sw["swing.sd2"]), "swing.hours": sw["swing.hours"]}
     part = share(w["sd2"], w["hours"], every)
     ratio_value = ratio_of(part)
-    from_nugget = math.isfinite(sigma2) and math.isfinite(w["sigma2"]) and part > MAX_SHARE * sigma2
+    from_nugget = math.isfinite(sigma2) and math.isfinite(w["sigma2"]) and w["sigma2"] > 0 and part > MAX_SHARE * sigma2
     nuggets: list = []
     notes = []
     if dip_hours is not None and short is None:

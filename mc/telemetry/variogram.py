@@ -147,7 +147,10 @@ def fit(g: np.ndarray, a: np.ndarray, p: np.ndarray, gamma_c: np.ndarray, lags: 
         L, y, A, w, gc = (np.append(L, 0.0), np.append(y, 0.5 * q0 / w0), np.append(A, 0.5 * a0 / w0),
                           np.append(w, w0), np.append(gc, 0.0))
     top = TOP_SPANS * float(lags[use].max())
-    grid = HOURS_GRID[(HOURS_GRID <= top) & (HOURS_GRID >= 1.0 / 3.0)]
+    # with no two samples in one hour, a wander faster than the shortest lag is not told
+    # from noise: it is read as noise
+    lowest = 1.0 / 3.0 if w0 > 0 else max(1.0 / 3.0, float(lags[use].min()))
+    grid = HOURS_GRID[(HOURS_GRID <= top) & (HOURS_GRID >= lowest)]
     if grid.size == 0:
         return nan
     sigma2, sd2, hours, fitted = _search(L, y, A, w, grid, dip_hours)
