@@ -260,7 +260,7 @@ def fit(s, o: dict, sigma_hour: float, *, bootstrap: int, seed: int, dip_hours: 
         if not (math.isfinite(sigma2) and math.isfinite(part)):
             return 1.0
         left = sigma2 - part
-        return math.sqrt(sigma2 / left) if left > 0.01 * sigma2 else 10.0
+        return math.sqrt(sigma2 / left) if left > 0.01 * sigma2 else 1.0  # past the whole spread: not taken off
 
     value = {"wander.sd": _sd(w["sd2"]), "wander.hours": w["hours"], "swing.diurnal": sw["swing.diurnal"],
              "swing.hot_hour": sw["swing.hot_hour"], "swing.sd": _sd(sw["swing.sd2"]), "swing.hours": sw["swing.hours"]}
@@ -269,6 +269,9 @@ def fit(s, o: dict, sigma_hour: float, *, bootstrap: int, seed: int, dip_hours: 
     from_nugget = math.isfinite(sigma2) and math.isfinite(w["sigma2"]) and w["sigma2"] > 0 and part > MAX_SHARE * sigma2
     nuggets: list = []
     notes = []
+    if math.isfinite(sigma2) and part >= 0.99 * sigma2 and not from_nugget:
+        notes.append("the wander's and swing's share of the samples' spread reads as much as the whole spread, and "
+                     "the noise's nugget is not told apart: window.sigma_hour is left as read from the spread")
     if dip_hours is not None and short is None:
         notes.append(f"the dips seen last {dip_hours:.3g} h on average, longer than {DIP_NUISANCE_HOURS:g} h: a card's "
                      "level low for that long is what the wander describes, so the wander's fit keeps the samples "
