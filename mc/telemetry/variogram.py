@@ -25,7 +25,9 @@ hold 0).
 
 A correlation time past the longest lag the data span is not resolved (the variogram
 is then a straight line, and only ``sd²/hours`` is told): the grid stops at
-``TOP_SPANS`` times that lag, and a fit or a bootstrap end there is a bound, ``≥``.
+``TOP_SPANS`` times that lag, and a fit or a bootstrap end there is a bound, ``≥``. With
+no two samples in one hour, a wander faster than the shortest lag looks like noise: the
+grid starts at that lag, and such a wander is read as noise.
 """
 
 from __future__ import annotations
@@ -36,7 +38,6 @@ import numpy as np
 
 HOURS_GRID = np.exp(np.linspace(math.log(0.5), math.log(1e5), 200))
 TOP_SPANS = 1.0  # the grid's top, in longest lags spanned
-REWEIGHT = True  # the second pass, weighted by the fitted semivariogram (``fit``)
 
 
 def lags_for(H: int) -> np.ndarray:
@@ -154,9 +155,8 @@ def fit(g: np.ndarray, a: np.ndarray, p: np.ndarray, gamma_c: np.ndarray, lags: 
     if grid.size == 0:
         return nan
     sigma2, sd2, hours, fitted = _search(L, y, A, w, grid, dip_hours)
-    if REWEIGHT:
-        total = np.maximum(fitted + np.maximum(gc, 0.0), 1e-6 * max(float(np.abs(y).max()), 1e-300))
-        sigma2, sd2, hours, _ = _search(L, y, A, w / total**2, grid, dip_hours)
+    total = np.maximum(fitted + np.maximum(gc, 0.0), 1e-6 * max(float(np.abs(y).max()), 1e-300))
+    sigma2, sd2, hours, _ = _search(L, y, A, w / total**2, grid, dip_hours)
     return {"sigma2": sigma2, "sd2": sd2, "hours": hours, "top": float(grid.max()),
             "at_top": bool(hours >= grid.max())}
 
