@@ -141,6 +141,10 @@ def scenario_text(r: dict, file: str, base_name: str, fitted, notes: list[str]) 
         if math.isfinite(f["value"]):
             interval = (f"95% {_num(f['lo'])} to {_num(f['hi'])}" if f["lo"] is not None and math.isfinite(f["lo"])
                         else "no interval")
+            if "bound" in f:  # the search's end: the data say only "at least"
+                interval = (f"at least {_num(f['bound'])} (longer than the data can resolve)"
+                            if f["value"] >= f["bound"] else f"95% from {_num(f['lo'])}, no upper end the data "
+                            f"resolve (past {_num(f['bound'])})")
             remarks[name] = f"fitted, {interval}; " + remarks.get(name, "")
     return files.to_toml(data, header, remarks)
 
@@ -153,8 +157,11 @@ def structure_text(r: dict) -> None:
     print(f"\nsamples read as {kind}; {st['outages']:,} outages (gaps past max_gap) split the cards' series")
     print(f"\n{'structure':22s} {'value':>10s}  {'95% interval':>21s}  units")
     for name, f in st["fields"].items():
-        print(f"{name:22s} {_num(f['value']):>10s}  {_num(f['lo']):>10s} to {_num(f['hi']):>7s}  "
-              f"{STRUCTURE_UNITS[name]}")
+        value, hi = _num(f["value"]), _num(f["hi"])
+        if "bound" in f:  # the search's end is a bound, not an interval's end
+            hi = f">={_num(f['bound'])}"
+            value = f">={value}" if f["value"] >= f["bound"] else value
+        print(f"{name:22s} {value:>10s}  {_num(f['lo']):>10s} to {hi:>7s}  {STRUCTURE_UNITS[name]}")
     print(f"intervals: the wander by resamples of the cards; the swing by a moving-block bootstrap over "
           f"{st['block_days']}-day blocks")
     print(f"\n{'window':8s} {'1/sqrt(W) law':>14s} {'with wander':>12s} {'and swing':>10s}  (spread of a window's "
@@ -210,10 +217,20 @@ def run(args) -> int:
           f"{r['dips']['method']}")
     seen = r["seen"]
     sigma_hour = r["fields"]["window.sigma_hour"]["value"]
-    print(f"\none sample errs by {100 * sigma_hour * math.sqrt(60 / r['every_minutes']):.0f}% of its card's rate "
-          f"(window.sigma_hour {sigma_hour:.3g} x sqrt(60 / {r['every_minutes']:g}))")
+    minutes = 60 * r["sample_hours"]  # what one sample averages: a probe's run, or the interval it covers
+    print(f"\none sample errs by {100 * sigma_hour * math.sqrt(60 / minutes):.2g}% of its card's rate "
+          f"(window.sigma_hour {sigma_hour:.3g} x sqrt(60 / {minutes:.4g}), a sample averaging {minutes:.4g} min"
+          + (": the probe's run)" if r["structure"]["kind"] == "probe" else ")"))
+    share = r["noise"]["structure_share"]
+    if r["noise"]["method"] == "nugget":
+        print("window.sigma_hour is the noise's nugget, fitted beside the wander (the wander and swing make most of "
+              "the samples' spread about their card's mean)")
+    elif share["value"] > 1.0005:
+        print(f"the samples' spread about their card's mean reads {share['value']:.4f}x the noise (the wander's and "
+              f"swing's share of it; {share['lo']:.4f} to {share['hi']:.4f}), and window.sigma_hour is corrected "
+              "for it")
     bias = r["noise"]["bias"]
-    if bias is not None:
+    if bias is not None and r["noise"]["method"] != "nugget":
         print(f"the clean samples' spread reads {bias['value']:.4f}x the noise (dips too small to see; "
               f"{bias['lo']:.4f} to {bias['hi']:.4f}), and window.sigma_hour is corrected for it")
     print(f"{seen['dips']:,} dips seen; the shallowest a monitor sampling every {r['every_minutes']:g} min can see "

@@ -19,7 +19,8 @@ Real telemetry (SPEC §8.3): ``slots`` reads irregular times (interval and probe
 series, outages) into each sample's own interval; ``intervals`` observes a card over
 such intervals with wander and swing (SPEC §1.4.1); ``cadence`` draws a real
 monitor's times (jitter, splay, missed scrapes, outages) for ``emit``; ``structure``
-fits wander and swing and the window-spread table.
+fits wander and swing and the window-spread table, the wander and the noise together
+from every lag a card spans, across gaps (``variogram``).
 """
 
 from . import cadence as cadence
@@ -35,6 +36,7 @@ from . import prometheus as prometheus
 from . import series as series
 from . import slots as slots
 from . import structure as structure
+from . import variogram as variogram
 from .emit import Emitted as Emitted
 from .emit import emit as emit
 from .emit import layout as layout
@@ -50,5 +52,5 @@ from .write import paths as paths
 from .write import write as write
 
 __all__ = ["cadence", "columns", "detect", "dipfit", "fitting", "intervals",
-           "mixture", "noise", "observe", "prometheus", "series", "slots", "structure", "Emitted", "emit", "layout", "fit", "Params",
+           "mixture", "noise", "observe", "prometheus", "series", "slots", "structure", "variogram", "Emitted", "emit", "layout", "fit", "Params",
            "MAX_SAMPLES", "Sampling", "Series", "from_frame", "read", "FORMATS", "paths", "write"]

@@ -18,8 +18,14 @@
 4. **Intervals.** The lottery's and ``σ``'s by resampling the cards with
    replacement and refitting (the lottery's model the data chose: one normal, or
    the mixture); the dips' from the simulation (3).
-5. **The noise's bias.** The dips too small to see stay among the clean samples and
-   widen their spread; telemetry simulated at dips drawn from the fitted ones (3)
+5. **The noise's bias.** The samples' spread about their card's mean holds the
+   wander's and the swing's share of it too: ``structure`` fits the noise and the wander
+   together from every lag a card spans (across gaps), and ``σ`` is divided by the
+   spread's ratio to the noise alone (its interval widened by that ratio's uncertainty);
+   where that share passes half the spread, ``σ`` is the nugget fitted beside the
+   wander instead (``structure.MAX_SHARE``), and the dips' correction below, measured
+   on the spread, does not apply to it.
+   The dips too small to see stay among the clean samples and widen their spread; telemetry simulated at dips drawn from the fitted ones (3)
    measures by how much (``dipfit``), ``σ`` is divided by that factor, and its
    interval widened by the factor's uncertainty.
    Without a dips' fit ``σ`` is left as fitted, and a note says so.
@@ -220,10 +226,17 @@ def fit(s: Series, rated: dict | None = None, *, bootstrap: int = 200, seed: int
             lo, hi = _interval(np.asarray(draws[f], np.float64)) if bootstrap else (math.nan, math.nan)
         if f == "window.sigma_hour" and dip_fit and bootstrap:
             lo, hi = _corrected(lo, hi, value, dip_fit["sigma_ratio"])
+        if f == "window.sigma_hour" and st["noise"]["method"] == "nugget":  # the structure dominates the spread
+            value, lo, hi = (st["noise"]["nugget"][x] for x in ("value", "lo", "hi"))
+        elif f == "window.sigma_hour":  # the wander's and swing's share of the spread, taken off
+            share = st["noise"]["ratio"]["value"]
+            value, lo, hi = value / share, lo / share, hi / share
+            if bootstrap:
+                lo, hi = _corrected(lo, hi, value, st["noise"]["ratio"])
         out[f] = {"value": value, "lo": lo, "hi": hi}
     return {
         "cards": s.n_cards, "samples": int(np.isfinite(s.y).sum()), "every_minutes": s.delta * MINUTES,
-        "hours": s.span, "rated": rated_out,
+        "hours": s.span, "sample_hours": s.ref, "rated": rated_out,
         "rated_given": {name: rated_out[name] for name in given if name in rated_out}, "fields": out,
         "bootstrap": bootstrap,
         "dips": {"method": (f"simulation with regression adjustment ({sims} simulated data sets of "
@@ -235,12 +248,14 @@ def fit(s: Series, rated: dict | None = None, *, bootstrap: int = 200, seed: int
                  "summaries": dip_fit["summaries"] if dip_fit else None,
                  "boxes": dip_fit["boxes"] if dip_fit else None},
         "noise": {"sigma_sample": sigma, "bias": dip_fit["sigma_ratio"] if dip_fit else None,
+                  "method": st["noise"]["method"], "structure_share": st["noise"]["ratio"],
+                  "nugget": st["noise"]["nugget"],
                   "zero_share": float(((s.y <= 0) & o["clean"]).sum() / max(o["clean"].sum(), 1)),
                   "k_means": noise.k_spread(o["z"], o["clean"], KS)},
         "seen": {"dips": int(len(o["seen"]["card"])), "naive": dict(zip(DIP_FIELDS, map(float, n_obs))),
                  "threshold_se": k, "smallest": detect.smallest(o["sd"], s.delta, k)},
         "structure": {"fields": st["fields"], "spread": st["spread"], "hours": st["hours"],
-                      "block_days": st["block_days"], "kind": s.kind, "outages": s.outages, "clock0": s.clock0},
+                      "block_days": st["block_days"], "lags": st["lags"], "kind": s.kind, "outages": s.outages, "clock0": s.clock0},
         "notes": notes + st["notes"],
     }
 

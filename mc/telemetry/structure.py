@@ -12,19 +12,18 @@ more only the structure is correlated.
   ``swing.sd`` and ``swing.hours`` from its autocovariance at lags of 1 h to 4 days.
   A shared measurement error and a shared true swing look alike here: the fit gives the
   shared part to ``swing``.
-- **Wander** (per card): ``x_{i,h} − m_h``, less its card's mean; its autocovariance at
-  binned lags (1 h to 16 days), pooled over cards, gives ``wander.sd`` and
-  ``wander.hours``.
-
-An AR(1) of spread ``sd`` and ``ρ = exp(−1/hours)``, less its mean over ``T`` hours,
-has autocovariance ``sd²·(ρ^L − κ_T(ρ))`` at lag ``L`` on average, ``κ_T`` the variance
-of a ``T``-hour mean over ``sd²``; ``(sd², ρ)`` minimise the squared misfit weighted by
-the pairs at each lag (``ρ`` on a grid, ``sd²`` in closed form, unconstrained: a
-negative ``sd²`` is ``sd = 0``, so with no structure about half the fits read 0).
+- **Wander** (per card) and the samples' noise, together (``variogram``): the
+  semivariogram of each card's hourly residuals at every lag its hours span, across
+  gaps and outages (a gap splits nothing that the AR(1) does not), less the swing's
+  (measured across cards), is the noise's nugget plus the AR(1)'s ``sd²·(1 − ρ^L)``;
+  no card's mean enters. The noise a fit reads from samples' spread about their card's
+  mean holds the structure's share of that spread too; ``noise_ratio`` says by how much
+  (the fitted scenario's ``window.sigma_hour`` is divided by it).
 
 Intervals: the wander's by resampling cards (their sums at each lag); the swing's by a
 moving-block bootstrap over days of ``m_h`` (blocks of ``BLOCK_DAYS``), the fleet
-having one swing. Fewer than ``MIN_CLOCK_HOURS`` hours of the day observed leaves
+having one swing. A correlation time whose fit, or interval's upper end, reaches the
+longest the data resolve is reported as a bound (``bound``: at least that many hours). Fewer than ``MIN_CLOCK_HOURS`` hours of the day observed leaves
 ``diurnal`` and ``hot_hour`` unidentified, and an hourly series too short for its lags
 leaves an AR(1) unidentified; the result says so instead of inventing them.
 """
@@ -35,34 +34,25 @@ import math
 
 import numpy as np
 
-LAGS = np.array([1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384])
-SWING_LAGS = LAGS[LAGS <= 96]
+from . import variogram
+
+SWING_LAGS = np.array([1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96])
 HOURS_GRID = np.exp(np.linspace(math.log(0.5), math.log(1e4), 160))
 BLOCK_DAYS = 3
 CHI2_2_95 = math.sqrt(5.991)  # sqrt of the 95th percentile of chi-square, 2 degrees of freedom
 MIN_CLOCK_HOURS = 3  # distinct hours of day a harmonic needs (three coefficients)
+# The dips' nuisance term in the wander's fit is for dips too small to see: short ones. A
+# card's level low for longer than this is what the wander describes (a dip that long and
+# deep enough to matter is seen), so longer "dips" get no term that would take the wander,
+# and the samples of a seen dip longer than this stay in the wander's fit.
+DIP_NUISANCE_HOURS = 24.0
+# Where the wander's and swing's share of the samples' spread passes this share of it, the
+# spread less that share is ill-conditioned (a small difference of large figures, and the
+# dips' mask has cut the wander's lows from the spread): the noise is read from the
+# semivariogram's nugget instead, fitted beside the wander.
+MAX_SHARE = 0.5
 WINDOWS = (("1 h", 1.0), ("4 h", 4.0), ("a day", 24.0), ("a week", 168.0))
 FIELDS = ("wander.sd", "wander.hours", "swing.diurnal", "swing.hot_hour", "swing.sd", "swing.hours")
-
-
-def hourly(s, o: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(x, n, clock)``: (cards, H) each card's mean clean residual per clock hour (a
-    sample in the hour its interval's middle falls in; NaN: none), (cards, H) its
-    samples, (H,) each hour's clock hour (0..23, as §1.4.1's ``clock(h)``)."""
-    t = np.asarray(s.times(), np.float64) + s.clock0  # hours since the midnight before t0: bins are clock hours
-    r = o["z"] - 1.0
-    ok = o["clean"] & np.isfinite(r) & np.isfinite(t)
-    origin = math.floor(float(t[ok].min())) if ok.any() else 0
-    h = np.floor(np.where(ok, t, origin) - origin).astype(np.int64)
-    H = int(h[ok].max()) + 1 if ok.any() else 1
-    cards = np.broadcast_to(np.arange(s.n_cards)[:, None], r.shape)
-    flat = (cards * H + h)[ok]
-    n = np.bincount(flat, minlength=s.n_cards * H).reshape(s.n_cards, H)
-    total = np.bincount(flat, weights=r[ok], minlength=s.n_cards * H).reshape(s.n_cards, H)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        x = np.where(n > 0, total / n, np.nan)
-    clock = (origin + np.arange(H)) % 24.0  # SPEC 1.4.1: an hour's swing is the cosine at its clock hour
-    return x, n, clock
 
 
 def kappa(rho: np.ndarray, T: float) -> np.ndarray:
@@ -121,14 +111,10 @@ def ar1_fit(cov: np.ndarray, pairs: np.ndarray, lags: np.ndarray, T: float,
     return float(a[best]), float(grid[best])
 
 
-def wander_of(prod: np.ndarray, count: np.ndarray, T: float, n_cards: float,
-              dip_hours: float | None = None) -> tuple[float, float]:
-    """``(sd², hours)`` from pooled per-card lag sums (the cross-card median taken off
-    each hour removes about ``1/N`` of the wander: put back)."""
-    P, C = prod.sum(axis=0), count.sum(axis=0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        cov = np.where(C > 0, P / C, 0.0) * (n_cards / max(n_cards - 1.0, 1.0))
-    return ar1_fit(cov, C, LAGS, T, dip_hours)
+def ar1_top(n_hours: float) -> float:
+    """The longest correlation time ``ar1_fit`` searches for a series of ``n_hours``."""
+    g = HOURS_GRID[HOURS_GRID <= 2 * n_hours]
+    return float(g.max()) if g.size else math.nan
 
 
 def harmonic(m: np.ndarray, clock: np.ndarray) -> tuple[float, float, np.ndarray, np.ndarray]:
@@ -191,46 +177,118 @@ def spread(sigma_hour: float, f: dict, windows: tuple[tuple[str, float], ...] = 
         day = d**2 / 2 * (np.sinc(W / 24.0) ** 2)  # the diurnal cosine's mean over W, over start hours
         within = math.sqrt(law**2 + float(wander))
         out.append({"window": name, "hours": W, "law": law, "with_wander": within,
-                    "with_swing": math.sqrt(within**2 + float(swing) + float(day)), "ratio": within / law})
+                    "with_swing": math.sqrt(within**2 + float(swing) + float(day)),
+                    "ratio": within / law if law > 0 else math.nan})
     return out
 
 
-def fit(s, o: dict, sigma_hour: float, *, bootstrap: int, seed: int, dip_hours: float | None = None) -> dict:
-    """Wander and swing fitted to a series (``fitting.observe``'s ``o``), with intervals;
-    ``dip_hours``: the dips' fitted mean hours (their unseen part is a nuisance term).
 
-    Returns ``{"fields": {name: {"value", "lo", "hi"}}, "spread": [...], "notes": [...]}``.
+
+def _hours_field(value: float, lo: float, hi: float, top: float) -> dict:
+    """A correlation time's field; where the fit, or its interval's upper end, reaches
+    ``top`` (the longest the search resolves), ``bound`` is ``top``: the data set only a
+    lower end (``hi`` NaN, and ``value`` is ``top`` when the fit itself stopped there)."""
+    out = {"value": value, "lo": lo, "hi": hi}
+    if math.isfinite(top) and math.isfinite(value) and (value >= top * (1 - 1e-9) or hi >= top * (1 - 1e-9)):
+        out.update(hi=math.nan, bound=top)
+    return out
+
+
+def _long_seen(seen: dict, shape: tuple[int, int], delta: float) -> np.ndarray:
+    """(cards, n) the samples of seen dips longer than ``DIP_NUISANCE_HOURS``: a card's
+    level low for days is the wander's to fit, not a dip to mask."""
+    mask = np.zeros(shape, bool)
+    for c, a, n in zip(seen["card"], seen["start"], seen["length"]):
+        if n * delta > DIP_NUISANCE_HOURS:
+            mask[c, a:a + n] = True
+    return mask
+
+
+def fit(s, o: dict, sigma_hour: float, *, bootstrap: int, seed: int, dip_hours: float | None = None) -> dict:
+    """Wander, swing and the noise's share of the samples' spread fitted to a series
+    (``fitting.observe``'s ``o``; ``sigma_hour`` as read from that spread), with
+    intervals; ``dip_hours``: the dips' fitted mean hours (a nuisance term).
+
+    Returns ``{"fields": {name: {"value", "lo", "hi"[, "bound"]}}, "spread": [...],
+    "notes": [...], "sigma_hour": ..., "noise": {"method", "ratio", "nugget"}}``:
+    ``ratio`` the samples' spread over the noise's alone (``sigma_hour`` divided by it,
+    method ``spread``), ``nugget`` the noise read from the semivariogram's nugget (the
+    ``sigma_hour`` returned where the structure's share passes ``MAX_SHARE``, method
+    ``nugget``), each ``{"value", "lo", "hi"}``.
     """
-    x, n, clock = hourly(s, o)
+    t = np.asarray(s.times(), np.float64) + s.clock0  # hours since the midnight before t0: bins are clock hours
+    r = o["z"] - 1.0
+    ok = (o["clean"] | _long_seen(o["seen"], r.shape, s.delta)) & np.isfinite(r) & np.isfinite(t)
+    scale = s.scale()
+    var = np.ones_like(r) if scale is None else 1.0 / np.where(ok, scale, 1.0) ** 2
+    hs = variogram.hour_sums(t, r, var, ok, s.n_cards)
+    x = hs["x"]
     H = x.shape[1]
+    clock = (hs["origin"] + np.arange(H)) % 24.0  # SPEC 1.4.1: an hour's swing is the cosine at its clock hour
     present = np.isfinite(x)
     per_hour = present.sum(axis=0)
     m = np.full(H, np.nan)
     busy = per_hour >= 2
     if busy.any():
         m[busy] = np.nanmedian(x[:, busy], axis=0)
-    d = x - np.where(np.isfinite(m), m, 0.0)[None, :]
-    d = np.where(np.isfinite(m)[None, :] & present, d, np.nan)
-    has = np.isfinite(d)
-    d = d - (np.where(has, d, 0.0).sum(axis=1) / np.maximum(has.sum(axis=1), 1))[:, None]
-    T = float(np.mean(present.sum(axis=1))) if H else 1.0  # hours a card is seen
     span_cards = float(np.mean(per_hour[per_hour > 0])) if (per_hour > 0).any() else 1.0
-    prod, count = lag_sums(d, LAGS)
-    wander = wander_of(prod, count, max(T, 1.0), span_cards, dip_hours)
+    lags = variogram.lags_for(H)
+    lt = variogram.lag_table(x, hs["e"], lags)
+    zero = np.stack([hs["q0"], hs["a0"], hs["w0"]], axis=1)  # (cards, 3)
+
+    short = dip_hours if dip_hours is not None and dip_hours <= DIP_NUISANCE_HOURS else None
+
+    def wander_on(idx):
+        return variogram.fit(lt["g"][idx].sum(axis=0), lt["a"][idx].sum(axis=0), lt["p"][idx].sum(axis=0),
+                             lt["gamma_c"], lags, zero[idx].sum(axis=0), short)
+
+    every = np.arange(s.n_cards)
+    w = wander_on(every)
+    wander = (w["sd2"], w["hours"])
     sw = swing_of(m, clock, wander, span_cards, dip_hours)
-    value = {"wander.sd": _sd(wander[0]), "wander.hours": wander[1], "swing.diurnal": sw["swing.diurnal"],
+    swing_top = ar1_top(float(np.isfinite(m).sum()))
+    pairs, N = variogram.lag_pairs(hs["n"])
+    mean_scale2 = float(np.mean(1.0 / var[ok])) if ok.any() else 1.0
+
+    def share(sd2, hours, idx):
+        gam = variogram.semivariogram(H, sd2, hours, sw["swing.diurnal"], sw["swing.sd2"], sw["swing.hours"])
+        return mean_scale2 * variogram.sample_share(pairs[idx], N[idx], gam)
+
+    sigma2 = (sigma_hour**2 / s.ref) if math.isfinite(sigma_hour) else math.nan  # one typical sample's σ²
+
+    def ratio_of(part):
+        if not (math.isfinite(sigma2) and math.isfinite(part)):
+            return 1.0
+        left = sigma2 - part
+        return math.sqrt(sigma2 / left) if left > 0.01 * sigma2 else 1.0  # past the whole spread: not taken off
+
+    value = {"wander.sd": _sd(w["sd2"]), "wander.hours": w["hours"], "swing.diurnal": sw["swing.diurnal"],
              "swing.hot_hour": sw["swing.hot_hour"], "swing.sd": _sd(sw["swing.sd2"]), "swing.hours": sw["swing.hours"]}
+    part = share(w["sd2"], w["hours"], every)
+    ratio_value = ratio_of(part)
+    from_nugget = math.isfinite(sigma2) and math.isfinite(w["sigma2"]) and w["sigma2"] > 0 and part > MAX_SHARE * sigma2
+    nuggets: list = []
     notes = []
+    if math.isfinite(sigma2) and part >= 0.99 * sigma2 and not from_nugget:
+        notes.append("the wander's and swing's share of the samples' spread reads as much as the whole spread, and "
+                     "the noise's nugget is not told apart: window.sigma_hour is left as read from the spread")
+    if dip_hours is not None and short is None:
+        notes.append(f"the dips seen last {dip_hours:.3g} h on average, longer than {DIP_NUISANCE_HOURS:g} h: a card's "
+                     "level low for that long is what the wander describes, so the wander's fit keeps the samples "
+                     "of the dips seen longer than that and has no term for dips too small to see")
     rng = np.random.default_rng(seed + 1)
     draws = {k: [] for k in FIELDS}
+    ratios: list = []
     comps: list = []
     days = max(1, H // 24)
     block = min(BLOCK_DAYS, days) * 24
     for _ in range(bootstrap):
         idx = rng.integers(0, s.n_cards, s.n_cards)
-        w_b = wander_of(prod[idx], count[idx], max(T, 1.0), span_cards, dip_hours)
-        draws["wander.sd"].append(w_b[0])
-        draws["wander.hours"].append(w_b[1])
+        w_b = wander_on(idx)
+        draws["wander.sd"].append(w_b["sd2"])
+        draws["wander.hours"].append(w_b["hours"])
+        ratios.append(ratio_of(share(w_b["sd2"], w_b["hours"], every)))  # the structure's error (σ's: the caller's)
+        nuggets.append(math.sqrt(max(w_b["sigma2"], 0.0) * s.ref) if math.isfinite(w_b["sigma2"]) else math.nan)
         starts = rng.integers(0, max(1, H - block + 1), max(1, -(-H // block)))
         m_b = np.concatenate([np.append(m[a:min(a + block, H)], np.nan) for a in starts])  # NaN: no lag across blocks
         c_b = np.concatenate([np.append(clock[a:min(a + block, H)], 0.0) for a in starts])
@@ -249,6 +307,16 @@ def fit(s, o: dict, sigma_hour: float, *, bootstrap: int, seed: int, dip_hours: 
         else:
             lo, hi = _pct(draws[k])
         fields[k] = {"value": value[k], "lo": lo, "hi": hi}
+    for k, top in (("wander.hours", w["top"]), ("swing.hours", swing_top)):
+        f = fields[k]
+        fields[k] = _hours_field(f["value"], f["lo"], f["hi"], top)
+        if "bound" in fields[k] and math.isfinite(value[k.replace("hours", "sd")]) and value[k.replace("hours", "sd")] > 0:
+            name = k.split(".")[0]
+            notes.append((f"{k} >= {top:,.0f} h is possible: longer than the data can resolve, so only its lower "
+                          f"end is told" if fields[k]["value"] < top else
+                          f"{k} >= {top:,.0f} h: longer than the data can resolve, and {name}.sd is fitted at that "
+                          "bound") + f"; {name}.sd and {k} trade off there, and what they fix is the spread of "
+                         "windows shorter than the series")
     c = np.asarray([x for x in comps if np.isfinite(x).all()])
     amp = value["swing.diurnal"]
     if len(c) >= 10 and math.isfinite(amp):  # the amplitude's lower end: 0 unless the harmonic is significant
@@ -267,7 +335,18 @@ def fit(s, o: dict, sigma_hour: float, *, bootstrap: int, seed: int, dip_hours: 
             notes.append(f"no {name} seen ({name}.sd 0): {name}.hours is not identifiable")
     notes.append("a shared measurement error (window.common_hour) and a shared true swing look alike in telemetry: "
                  "the fit gives the shared part to swing")
-    ok = {k: (f["value"] if math.isfinite(f["value"]) else (0.0 if k.endswith("sd") or k.endswith("diurnal")
-                                                            else 1.0)) for k, f in fields.items()}
-    return {"fields": fields, "spread": spread(sigma_hour, ok), "notes": notes, "hours": H,
-            "block_days": block // 24}
+    lo_r, hi_r = _pct(ratios)
+    noise_ratio = {"value": ratio_value, "lo": lo_r if math.isfinite(lo_r) else ratio_value,
+                   "hi": hi_r if math.isfinite(hi_r) else ratio_value}
+    nugget_value = math.sqrt(max(w["sigma2"], 0.0) * s.ref) if math.isfinite(w["sigma2"]) else math.nan
+    nugget = dict(zip(("value", "lo", "hi"), (nugget_value, *_pct(nuggets))))
+    if from_nugget:
+        notes.append(f"the wander's and swing's share of the samples' spread is {part / sigma2:.0%} of it: "
+                     "window.sigma_hour is read from the noise's nugget (samples within an hour, and the "
+                     "semivariogram's intercept), fitted beside the wander, not from the spread")
+    corrected = nugget_value if from_nugget else sigma_hour / ratio_value
+    ok_f = {k: (f["value"] if math.isfinite(f["value"]) else (0.0 if k.endswith("sd") or k.endswith("diurnal")
+                                                              else 1.0)) for k, f in fields.items()}
+    return {"fields": fields, "spread": spread(corrected, ok_f), "notes": notes, "hours": H,
+            "block_days": block // 24, "lags": int(lags.max()) if lags.size else 0, "sigma_hour": corrected,
+            "noise": {"method": "nugget" if from_nugget else "spread", "ratio": noise_ratio, "nugget": nugget}}

@@ -5,6 +5,8 @@ counts coverage over seeds (slow)."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from mc import presets, telemetry
@@ -25,7 +27,8 @@ def _fit(wander: Wander, swing: Swing, cards: int, seed: int, bootstrap: int = 6
 
 
 def _within(f: dict, name: str, truth: float) -> bool:
-    return f[name]["lo"] <= truth <= f[name]["hi"]
+    hi = math.inf if "bound" in f[name] else f[name]["hi"]  # a bound: the interval is open above
+    return f[name]["lo"] <= truth <= hi
 
 
 def test_known_wander_and_swing_come_back_and_zero_is_covered():
