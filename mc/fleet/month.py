@@ -130,7 +130,7 @@ class Structured(NamedTuple):
     its cumulative, and with wander the checkpoints' laws and each slot's chain."""
 
     one_c: jax.Array  # (G + 730,) float32 ``1 + c(h)``
-    cum: jax.Array  # (G + 731,) float32 its ``structure.cumulative``
+    cum: jax.Array  # (G + span + 1,) float32 its ``structure.cumulative`` up to ``checkpoints.span``
     field: checkpoints.Field | None = None
     chain: checkpoints.Chain | None = None
 
@@ -140,7 +140,8 @@ def structured(d: Draws, sc: Scenario, starts: np.ndarray, boot) -> Structured:
     (static) with replacements serving ``boot`` h after placement (None: none)."""
     st = sc.structure
     one_c = materialise(structure.fleet_factor(d.structure, st, sc.swing))
-    cum = materialise(structure.cumulative(one_c))
+    # The prefix only as far as a window can end (§1: hour 0; ``checkpoints.span``).
+    cum = materialise(structure.cumulative(one_c[:st.grid + checkpoints.span(starts, boot)]))
     if not st.wander:
         return Structured(one_c, cum)
     f = checkpoints.field(one_c, st, sc.wander, sc.window.hours, starts, boot)

@@ -164,12 +164,14 @@ def integral_to(f: jax.Array, cum: jax.Array, x: jax.Array, st: Static, rows: ja
 
     Arguments:
         f, cum: (pool, G + 730) and (pool, G + 731), or unbatched (G + 730,) and
-            (G + 731,) shared by every card. x: (pool,) or (pool, k) float32 h.
+            (G + 731,) shared by every card; ``cum`` may stop earlier (its last entry
+            the last hour ``x`` reaches). x: (pool,) or (pool, k) float32 h.
         rows: (pool,) int32, or None: card i reads row ``rows[i]`` of (rows, G + 730)
             ``f`` (instead of row i).
     """
-    pos = jnp.clip(x + st.grid, 0.0, float(st.grid + HOURS))
-    i = jnp.minimum(jnp.floor(pos), float(st.grid + HOURS - 1)).astype(jnp.int32)
+    top = cum.shape[-1] - 1  # the last hour the prefix holds (G + 730, or less: see ``cumulative``)
+    pos = jnp.clip(x + st.grid, 0.0, float(top))
+    i = jnp.minimum(jnp.floor(pos), float(max(top - 1, 0))).astype(jnp.int32)
     frac = pos - i.astype(jnp.float32)
     if f.ndim == 1:
         return cum[i] + f[i] * frac

@@ -51,8 +51,9 @@ def format_bench_structure(r: dict) -> str:
         for label in ("off", "on"):
             e = row[label]
             lines.append(f"{row['scenario']:<20} terms {label:<3} {e['months_per_s']:>12,.1f} months/s   "
-                         f"({e['n']:,} months in {e['seconds']:.2f} s)")
-        lines.append(f"{row['scenario']:<20} on / off: {row['on_over_off']:.3f}x")
+                         f"({e['n']:,} months in {e['seconds']:.2f} s; {e['months_per_cpu_s']:,.0f} a CPU-second)")
+        lines.append(f"{row['scenario']:<20} on / off: {row['on_over_off']:.3f}x   "
+                     f"(by CPU time: {row['cpu_on_over_off']:.3f}x)")
     return "\n".join(lines)
 
 
