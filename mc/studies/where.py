@@ -22,7 +22,7 @@ CPUINFO = Path("/proc/cpuinfo")
 # multiply-add, half and bfloat16 arithmetic, matrix units (x86: /proc/cpuinfo
 # "flags"; ARM: "Features").
 ARITHMETIC_FEATURES = re.compile(r"^(sse\d?(_\d)?|ssse3|sse4[a-z_0-9]*|avx[a-z_0-9]*|fma\d?|f16c|amx[a-z_0-9]*|"
-                                 r"fp|asimd[a-z0-9]*|sve[a-z0-9]*|sme[a-z0-9]*|bf16|i8mm|fphp)$")
+                                 r"fp|asimd[a-z0-9]*|sve[a-z0-9]*|sme\d*|sme[fib][a-z0-9]*|bf16|i8mm|fphp)$")
 
 
 def _cpuinfo(text: str) -> tuple[str | None, list[str]]:
