@@ -25,7 +25,7 @@ import jax
 import jax.numpy as jnp
 
 from ..kernels import clock
-from ..kernels.exact import unfused
+from ..kernels.exact import unfused, wide
 
 
 class Queue(NamedTuple):
@@ -150,7 +150,8 @@ def iteration(st: Queue, v: View, lin, lout, final, consts, s_t, static: bool, S
     act = left > 0
     c = jnp.sum(act, axis=1, keepdims=True, dtype=i32)
     X = jnp.sum(jnp.where(act, ctx, 0), axis=1, keepdims=True, dtype=i32)
-    A = base + unfused(kvs * X.astype(f32))
+    with wide():  # base + kvs·X rounded once (as a fused multiply-add would), on every CPU
+        A = (base.astype(jnp.float64) + kvs.astype(jnp.float64) * X.astype(jnp.float64)).astype(f32)
     B = kvs * c.astype(f32)
     kmax = jnp.min(jnp.where(act, left, 2**30), axis=1, keepdims=True)
     if static:
