@@ -18,6 +18,7 @@ from .rounds import fixed_totals as fixed_totals
 from .rounds import round_levels as round_levels
 from .rounds import round_sums as round_sums
 from . import blocks as blocks
+from . import exact as exact
 from .hours import overlap as overlap
 from .hours import per_hour as per_hour
 from .paths import ar1 as ar1
@@ -47,7 +48,7 @@ from .sums import tree_sum as tree_sum
 from .sums import two_sum as two_sum
 
 __all__ = ["clock", "bits", "fingerprint", "bincount", "lanes_for", "best_first", "cover_count", "greedy_prefix", "materialise", "EVENT_SIZES", "TOKEN_BITS", "flat_month_sums", "month_sums",
-           "overlap", "per_hour", "round_sums", "round_levels", "fixed_totals", "blocks", "ar1", "EXPONENTIAL_MAX", "NORMAL_MAX", "exponential", "normal",
+           "overlap", "per_hour", "round_sums", "round_levels", "fixed_totals", "blocks", "exact", "ar1", "EXPONENTIAL_MAX", "NORMAL_MAX", "exponential", "normal",
            "poisson_capped", "poisson_cdf", "uniforms", "PAIRWISE_MAX", "lowest", "masked_median", "median",
            "pairwise_rank", "in_rank_order", "rank", "select_rank", "sort_rank", "compensated_sum", "kth", "order_key", "compensated_scan", "int_cumsum", "scan_sum",
            "tree_sum", "two_sum"]

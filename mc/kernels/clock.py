@@ -8,7 +8,10 @@ float32, accurate to float32 precision of the difference itself.
 
 A *run* is ``k`` consecutive steps whose ``i``-th lasts ``a + b·i`` (i = 1..k):
 ``run_time`` is its length and ``steps_to_reach`` the first step boundary at or
-past a gap, so an event loop can take a whole run at once.
+past a gap, so an event loop can take a whole run at once. A run's length is
+computed in float64 and rounded once, and the quadratic's products are rounded
+before they are added (``mc.kernels.exact``), so a time has the same bits on CPUs
+with and without fused multiply-add.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from .exact import unfused, wide
 from .sums import two_sum
 
 Time = tuple[jax.Array, jax.Array]  # (hi, lo) float32, same shape
@@ -78,8 +82,9 @@ def run_time(a: jax.Array, b: jax.Array, k: jax.Array) -> jax.Array:
     Arguments:
         a, b: float32 ≥ 0 (a > 0). k: int32 ≥ 0. Elementwise.
     """
-    kf = k.astype(jnp.float32)
-    return kf * a + b * (kf * (kf + 1.0) * 0.5)
+    with wide():  # exact but for the last rounding, the same on every CPU
+        kf = k.astype(jnp.float64)
+        return (kf * a.astype(jnp.float64) + b.astype(jnp.float64) * (kf * (kf + 1.0) * 0.5)).astype(jnp.float32)
 
 
 def steps_to_reach(a: jax.Array, b: jax.Array, gap: jax.Array, kmax: jax.Array) -> jax.Array:
@@ -89,8 +94,8 @@ def steps_to_reach(a: jax.Array, b: jax.Array, gap: jax.Array, kmax: jax.Array) 
     one ``run_time`` decides.
     """
     g = jnp.maximum(gap, 0.0)
-    c = a + 0.5 * b
-    root = 2.0 * g / (c + jnp.sqrt(c * c + 2.0 * b * g))
+    c = a + unfused(0.5 * b)
+    root = 2.0 * g / (c + jnp.sqrt(unfused(c * c) + unfused(2.0 * b * g)))
     kmax_f = kmax.astype(jnp.float32)
     k = jnp.clip(jnp.ceil(root), 1.0, jnp.maximum(kmax_f, 1.0)).astype(jnp.int32)
     k = jnp.where((k > 1) & (run_time(a, b, k - 1) >= gap), k - 1, k)

@@ -6,7 +6,7 @@ sums in double-float (``arrivals``), and (N,) prompt and answer tokens.
 
 - ``poisson``: unit-mean exponential gaps; raw time is seconds at rate 1.
 - ``gamma``: unit-mean Gamma gaps of shape ``1/cv²`` (``cv = 1`` is Poisson in law),
-  ``mc.kernels.random.gamma`` of ``fold_in(key, GAMMA_STREAM)`` over the shape.
+  ``mc.kernels.exact.gamma`` of ``fold_in(key, GAMMA_STREAM)`` over the shape.
 - ``log``, bootstrap: raw time is log time. Block ``k`` starts at raw time
   ``float32(k)·block`` (a float32 product) and holds the log's requests arriving in
   ``[o_k, o_k + block)``, shifted by ``k·block − o_k``; ``o_k`` is
@@ -17,6 +17,10 @@ sums in double-float (``arrivals``), and (N,) prompt and answer tokens.
 
 Lengths are lognormal (as §7 draws them) or, from a log, the (prompt, answer) of
 a row: the placed row for log arrivals, else a row uniform over the log.
+
+Every draw has the same bits on every CPU: the uniforms are integer arithmetic, a
+block's offset one product, and each transcendental step (exponential and gamma
+gaps, lognormal lengths) runs in float64 and is rounded once (``mc.kernels.exact``).
 """
 
 from __future__ import annotations
@@ -28,7 +32,8 @@ import jax.numpy as jnp
 
 from .._pytree import pytree_dataclass
 from ..kernels import clock
-from ..kernels.random import exponential, gamma, normal, uniforms
+from ..kernels import exact
+from ..kernels.random import uniforms
 from .queue import Params
 
 GAMMA_STREAM, BLOCK_STREAM = 1, 2  # fold_in(key, ·) streams beside the key's own uniforms
@@ -46,9 +51,12 @@ class Draws:
     row: Any = None
 
 
-def _length(z, mu, sigma, fixed, cap):
-    x = jnp.exp(jnp.minimum(mu + sigma * z, 80.0))
-    drawn = jnp.clip(jnp.ceil(x), 1.0, cap.astype(jnp.float32)).astype(jnp.int32)
+def _length(u, mu, sigma, fixed, cap):
+    """Tokens ``clip(ceil(exp(mu + sigma·z)), 1, cap)``, ``z`` the normal at ``u``,
+    in float64 (``fixed`` when ``sigma`` is 0)."""
+    with exact.wide():
+        x = jnp.exp(jnp.minimum(mu.astype(exact.F64) + sigma.astype(exact.F64) * exact.normal64(u), 80.0))
+        drawn = jnp.clip(jnp.ceil(x), 1.0, cap.astype(exact.F64)).astype(jnp.int32)
     return jnp.where(sigma > 0, drawn, fixed)
 
 
@@ -101,20 +109,21 @@ def draw(key: jax.Array, p: Params) -> Draws:
             raw, row = _bootstrap(key, p, N)
             gap = _gaps(raw, raw[0][0] + raw[1][0])
     elif p.arrivals == "gamma":
-        gap = gamma(jax.random.fold_in(key, GAMMA_STREAM), p.gamma_shape, N) / p.gamma_shape
+        gap = exact.gamma(jax.random.fold_in(key, GAMMA_STREAM), p.gamma_shape, N) / p.gamma_shape
     else:
-        gap = exponential(u[0])
+        gap = exact.exponential(u[0])
     if p.lengths == "log":
         if row is None:
             rows = p.log_hi.shape[0]
             row = jnp.minimum(jnp.floor(u[1] * rows).astype(jnp.int32), rows - 1)
         return Draws(gap=gap, prompt=p.log_prompt[row], answer=p.log_answer[row], row=row)
     return Draws(gap=gap,
-                 prompt=_length(normal(u[1]), p.prompt_mu, p.prompt_sigma, p.prompt_fixed, p.prompt_max),
-                 answer=_length(normal(u[2]), p.answer_mu, p.answer_sigma, p.answer_fixed, p.answer_max))
+                 prompt=_length(u[1], p.prompt_mu, p.prompt_sigma, p.prompt_fixed, p.prompt_max),
+                 answer=_length(u[2], p.answer_mu, p.answer_sigma, p.answer_fixed, p.answer_max))
 
 
 def arrivals(d: Draws, p: Params) -> clock.Time:
     """(N,) arrival times (double-float seconds): prefix sums of ``gap · gap_scale``
-    (a product, exactly rounded on every backend, where a division may not be)."""
-    return clock.cumsum(d.gap * p.gap_scale)
+    (a product, exactly rounded on every backend, where a division may not be, and
+    rounded before it is summed, ``exact.unfused``)."""
+    return clock.cumsum(exact.unfused(d.gap * p.gap_scale))

@@ -27,6 +27,7 @@ from .. import engine
 from ..engine import Column
 from .._fields import Field
 from ..kernels import clock
+from ..kernels.exact import unfused
 from ..kernels.sums import tree_sum
 from .arrivals import Draws, arrivals, draw
 from .loop import CONSTS, server
@@ -57,13 +58,13 @@ def requests(key: jax.Array, p: Params) -> dict:
 def _percentile(sorted_x: jax.Array, q) -> jax.Array:
     """``np.percentile`` (linear) of a sorted (n,) sample at ``q`` in [0, 100]."""
     n = sorted_x.shape[-1]
-    pos = jnp.asarray(q, jnp.float32) / 100.0 * (n - 1)
+    pos = unfused(jnp.asarray(q, jnp.float32) / 100.0 * (n - 1))
     k0 = jnp.clip(jnp.floor(pos), 0, n - 1).astype(jnp.int32)
     k1 = jnp.minimum(k0 + 1, n - 1)
     a, b = sorted_x[k0], sorted_x[k1]
     frac = pos - k0.astype(jnp.float32)
     d = b - a
-    return jnp.where(frac >= 0.5, b - d * (1 - frac), a + d * frac)
+    return jnp.where(frac >= 0.5, b - unfused(d * (1 - frac)), a + unfused(d * frac))
 
 
 def request_figures(r: dict, p: Params) -> tuple[dict, jax.Array]:

@@ -25,6 +25,7 @@ import jax
 import jax.numpy as jnp
 
 from ..kernels import clock
+from ..kernels.exact import unfused, wide
 
 
 class Queue(NamedTuple):
@@ -125,7 +126,7 @@ def iteration(st: Queue, v: View, lin, lout, final, consts, s_t, static: bool, S
     m = jnp.sum(take, axis=1, keepdims=True, dtype=i32)
     joiner_lin = v.length(lin, j)
     prompt_tokens = jnp.sum(jnp.where(take, joiner_lin, 0), axis=1, keepdims=True, dtype=i32)
-    pf_s = pf * prompt_tokens.astype(f32)
+    pf_s = unfused(pf * prompt_tokens.astype(f32))  # rounded before any sum: the same bits with or without FMA
     t1 = clock.add(t0, pf_s)
     aj = at(j)
     w_j, f_j = clock.sub(t0, aj), clock.sub(t1, aj)
@@ -149,7 +150,8 @@ def iteration(st: Queue, v: View, lin, lout, final, consts, s_t, static: bool, S
     act = left > 0
     c = jnp.sum(act, axis=1, keepdims=True, dtype=i32)
     X = jnp.sum(jnp.where(act, ctx, 0), axis=1, keepdims=True, dtype=i32)
-    A = base + kvs * X.astype(f32)
+    with wide():  # base + kvs·X rounded once (as a fused multiply-add would), on every CPU
+        A = (base.astype(jnp.float64) + kvs.astype(jnp.float64) * X.astype(jnp.float64)).astype(f32)
     B = kvs * c.astype(f32)
     kmax = jnp.min(jnp.where(act, left, 2**30), axis=1, keepdims=True)
     if static:

@@ -10,9 +10,10 @@ from . import numpy_month as numpy_month
 from . import presets as presets
 from . import sensitivity as sensitivity
 from . import sweep as sweep
+from . import where as where
 from .calibrate import Calibration as Calibration
 from .sensitivity import Sensitivity as Sensitivity
 from .sweep import Sweep as Sweep
 
-__all__ = ["bench", "calibrate", "figures", "grid", "manifest", "numpy_month", "presets", "sensitivity", "sweep",
+__all__ = ["bench", "calibrate", "figures", "grid", "manifest", "numpy_month", "presets", "sensitivity", "sweep", "where",
            "Calibration", "Sensitivity", "Sweep"]

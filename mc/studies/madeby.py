@@ -13,8 +13,8 @@ the layers that cannot change a stored number (``NOT_ARITHMETIC``):
   ``files/fielddocs.py`` (fields' units and meanings), ``telemetry/plot.py``
   (``mc fit --figure``);
 - the progress bar, ``engine/progress.py``;
-- the bookkeeping of results: ``studies/store.py``, ``studies/manifest.py`` and
-  this module.
+- the bookkeeping of results: ``studies/store.py``, ``studies/manifest.py``,
+  ``studies/where.py`` (where a result ran: a record, not an identity) and this module.
 
 Every other module counts, whether or not a given model uses it: a change to any
 of them marks every stored point as made by other arithmetic (recomputed unless
@@ -35,7 +35,8 @@ PACKAGE = Path(__file__).resolve().parents[1]  # mc/
 # Paths relative to mc/ (a folder ends with "/") whose source cannot change a stored number.
 NOT_ARITHMETIC = ("cli/", "fleet/report.py", "buy/report.py", "studies/presets.py", "studies/benchreport.py",
                   "studies/calibrate/_text.py", "files/comments.py", "files/fielddocs.py", "telemetry/plot.py",
-                  "engine/progress.py", "studies/store.py", "studies/manifest.py", "studies/madeby.py")
+                  "engine/progress.py", "studies/store.py", "studies/manifest.py", "studies/madeby.py",
+                  "studies/where.py")
 DIGITS = 16  # hex digits of the digest kept
 
 

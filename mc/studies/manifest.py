@@ -3,8 +3,10 @@
 A manifest names the configuration (and its hash), the seed and N, how seeds
 were used, the versions of everything that ran, the arithmetic that made it
 (``arithmetic``: ``madeby.arithmetic()``, the package version and a digest of the
-modules that can change a number), the backend and its devices, the git commit,
-and when it was made.
+modules that can change a number), where it ran (``machine``: ``where.machine()``,
+the CPU model and arithmetic features, jaxlib and ``XLA_FLAGS``; a record only, never
+a reason to recompute), the backend and its devices, the git commit, and when it
+was made.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from .. import _json
 from .. import _validate as v
 from ..files import digest, write_table, write_text
 from ..fleet import policies
-from . import madeby
+from . import madeby, where
 
 CRN = "common random numbers: every point uses the seed; month i uses fold_in(key(seed), i)"
 
@@ -81,8 +83,8 @@ def git_commit() -> dict | None:
 def provenance(*, backend: bool = True, **extra) -> dict:
     """What ran, for every output: ``extra`` fields (seed, n, wall time, ...) as
     given, the eviction rules loaded from users' files (origin, path, sha256) when
-    any was, then the versions, the arithmetic (``madeby.arithmetic()``), backend,
-    devices, git commit and the time.
+    any was, then the versions, the arithmetic (``madeby.arithmetic()``), the
+    machine (``where.machine()``), backend, devices, git commit and the time.
     ``backend=False``: for host arithmetic that starts no device backend (the
     backend and devices are then null)."""
     if backend:
@@ -94,6 +96,7 @@ def provenance(*, backend: bool = True, **extra) -> dict:
         **({"rules": rules} if rules else {}),
         "versions": versions(),
         "arithmetic": madeby.arithmetic(),
+        "machine": where.machine(),
         "backend": jax.default_backend() if backend else None,
         "devices": [str(d) for d in jax.devices()] if backend else None,
         "git": git_commit(),
