@@ -17,6 +17,7 @@ and a Ctrl-C after the work is done is ignored (never a traceback at exit).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -79,6 +80,29 @@ def working() -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+@contextlib.contextmanager
+def interrupts_not_lost():
+    """A Ctrl-C is never lost: Python runs a signal's handler between any two steps
+    of the main thread, garbage-collector callbacks and finalizers included (jax
+    has one), where a ``KeyboardInterrupt`` cannot propagate: Python prints it as
+    "Exception ignored" and goes on, so the command would finish as if no Ctrl-C
+    had come. Meanwhile such a one is sent again (the process signals itself), to
+    be raised at the next step of the command's own code, with nothing printed."""
+    previous = sys.unraisablehook
+
+    def hook(unraisable) -> None:
+        if issubclass(unraisable.exc_type, KeyboardInterrupt) and threading.current_thread() is threading.main_thread():
+            os.kill(os.getpid(), signal.SIGINT)
+            return
+        previous(unraisable)
+
+    sys.unraisablehook = hook
+    try:
+        yield
+    finally:
+        sys.unraisablehook = previous
+
+
 def quiet() -> None:
     """Ctrl-C ignored from here on (the command's result is decided)."""
     if threading.current_thread() is threading.main_thread():
@@ -99,4 +123,4 @@ def ending(code: int) -> int:
     return code
 
 
-__all__ = ["INTERRUPTED", "ending", "is_command", "is_running_command", "quiet", "starting", "working"]
+__all__ = ["INTERRUPTED", "ending", "interrupts_not_lost", "is_command", "is_running_command", "quiet", "starting", "working"]

@@ -159,7 +159,7 @@ def renamed(names: Mapping[str, str] | None = None, prefix: str | None = None):
     except ParamError as err:
         field, _, rest = str(err).partition("=")
         new = (names or {}).get(field)
-        if new is None and prefix and not field.startswith(prefix):
+        if new is None and prefix and not field.startswith((prefix, "-")):
             new = prefix + field
         if new is None or new == field:
             raise

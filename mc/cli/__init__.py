@@ -267,7 +267,7 @@ def _run(parser: argparse.ArgumentParser, args, argv: list[str] | None, command:
         check_backend(args)
         if command:
             _launch.working()
-        with _compile_notices(args), _warnings_of(args):
+        with _launch.interrupts_not_lost(), _compile_notices(args), _warnings_of(args):
             return int(args.func(args) or 0)
     except ParamError as err:
         print(f"mc {args.command}: error: {as_written(str(err), parser, args.command, argv)}", file=sys.stderr)

@@ -79,8 +79,9 @@ def run(args) -> int:
                             "hours": sampling.hours, "samples_per_card": sampling.samples,
                             "sigma_sample": sigma, "cadence": dataclasses.asdict(cadence),
                             "wander": dataclasses.asdict(wander), "swing": dataclasses.asdict(swing)}}
-    made = manifest.build(config, seed=args.seed, n=n, seeding=SEEDING)
     seal = manifest.beside(rows)
+    # The run's identity in the manifest and in every table's metadata (``manifest.verify``).
+    made = {**manifest.build(config, seed=args.seed, n=n, seeding=SEEDING), "run": manifest.run_id(seal.parent)}
     manifest.unseal(seal)
     t0 = time.perf_counter()
     emitted, digests = telemetry.write(rows, scenario, sampling, cards=args.cards, seed=args.seed, chunk=args.chunk,

@@ -174,6 +174,12 @@ def _stamped(meta: str | None, run: str) -> str | None:
     return _json.dumps({**data, "run": run}, indent=None, sort_keys=True) if isinstance(data, dict) else meta
 
 
+def run_id(folder: str | Path) -> str:
+    """The identity of the run writing into ``folder``: its lock's (``store.FolderLock``),
+    else a fresh one."""
+    return store.run_of(folder) or uuid.uuid4().hex
+
+
 def write_sealed(manifest_path: str | Path, manifest: dict, tables: dict) -> Path:
     """A whole result in the one safe order: remove its manifest (``unseal``), write
     each table atomically (``tables``: ``{path: (frame, parquet metadata or None)}``,
@@ -184,8 +190,7 @@ def write_sealed(manifest_path: str | Path, manifest: dict, tables: dict) -> Pat
     this process holds, ``store.FolderLock``, else a fresh one), in the manifest
     and in each Parquet table's metadata, so ``verify`` tells one run's files from
     another's."""
-    folder = Path(manifest_path).parent
-    run = store.run_of(folder) or uuid.uuid4().hex
+    run = run_id(Path(manifest_path).parent)
     unseal(manifest_path)
     made = {Path(path): write_table(frame, path, metadata=_stamped(meta, run)) for path, (frame, meta) in tables.items()}
     return seal(manifest_path, {**manifest, "run": run}, made)
@@ -244,4 +249,4 @@ def verify(manifest_path: str | Path) -> dict:
 SEEDED = "month i uses fold_in(key(seed), i)"
 
 __all__ = ["CRN", "SEEDED", "plain", "config_hash", "versions", "git_commit", "provenance", "build", "to_json",
-           "write", "beside", "seal", "unseal", "verify", "write_sealed"]
+           "write", "beside", "seal", "unseal", "verify", "write_sealed", "run_id"]
