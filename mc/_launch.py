@@ -86,13 +86,17 @@ def interrupts_not_lost():
     of the main thread, garbage-collector callbacks and finalizers included (jax
     has one), where a ``KeyboardInterrupt`` cannot propagate: Python prints it as
     "Exception ignored" and goes on, so the command would finish as if no Ctrl-C
-    had come. Meanwhile such a one is sent again (the process signals itself), to
-    be raised at the next step of the command's own code, with nothing printed."""
+    had come. Meanwhile such a one is sent again, with nothing printed: the process
+    signals itself a moment later, from a thread, so the handler runs again once
+    the callback has returned, in the command's own code."""
     previous = sys.unraisablehook
+    pid = os.getpid()
 
     def hook(unraisable) -> None:
         if issubclass(unraisable.exc_type, KeyboardInterrupt) and threading.current_thread() is threading.main_thread():
-            os.kill(os.getpid(), signal.SIGINT)
+            again = threading.Timer(0.001, os.kill, (pid, signal.SIGINT))
+            again.daemon = True
+            again.start()
             return
         previous(unraisable)
 
