@@ -9,6 +9,9 @@ line and ends the process with exit 130 at once (nothing is written before the
 work starts). Imported as a library (``import mc``), nothing changes: Python's
 own ``KeyboardInterrupt``.
 
+``MC_FAULT_SAY_STARTED=1`` makes the command print ``mc: started`` on stdout the
+moment it holds Ctrl-C (a test's signals are then all mc's to handle).
+
 ``ending(code)`` is the command's last step: output flushed, then the process
 ends without the interpreter's teardown when the command was interrupted (130),
 so no compiled program or device thread left mid-step is torn down under it,
@@ -61,10 +64,14 @@ def starting(name: str | None = None) -> None:
         return
     if name is None and not is_command():
         return
+    if name is None and signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        return  # started with Ctrl-C ignored (a background job): left so, as Python leaves it
     _STATE["command"] = True
     if name is not None:
         _STATE["name"] = name
     signal.signal(signal.SIGINT, _stop_now)
+    if name is None and os.environ.get("MC_FAULT_SAY_STARTED"):  # tests: the moment mc holds Ctrl-C
+        os.write(1, b"mc: started\n")
 
 
 def is_running_command() -> bool:
