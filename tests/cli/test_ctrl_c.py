@@ -158,4 +158,5 @@ def test_ctrl_c_at_random_moments_is_130_one_line_and_claims_nothing(tmp_path):
                 sent += hits
                 cases += 1
                 late += _check(cmd, tmp, hits, code, err)
+    print(f"{sent} SIGINTs to {cases} processes; {late} came after the work was done")
     assert late <= cases / 2, (sent, late, cases)  # most signals came while the work ran
