@@ -169,6 +169,8 @@ def slo_card(entry: Mapping[str, Any], count: int | None = None) -> CardClass:
     if kind == "pool-slo":
         pool = tuple(entry.pop(k, d) for k, d in POOL_SLO.items())
     where = f"pool.{name}."
+    if pool is None and count is not None:
+        COUNT.check(f"{where}count", count)  # before the search, as the pool would after it
     with v.renamed(prefix=where):  # the entry's fields as its table names them
         queue = latency.Serving(**entry)
     if pool is not None:
