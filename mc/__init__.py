@@ -19,7 +19,11 @@ NumPy month (``mc.studies.numpy_month``) are internals, reachable by their
 packages but not part of this face.
 """
 
-from . import buy as buy
+from . import _launch
+
+_launch.starting()  # the mc command: a Ctrl-C while it imports is exit 130 and one line
+
+from . import buy as buy  # noqa: E402
 from . import engine as engine
 from . import files as files
 from . import fleet as fleet

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Set
+from contextlib import contextmanager
 from typing import Any, Iterable
 
 
@@ -140,6 +141,57 @@ def progress(field: str, value: Any) -> Any:
     if callable(getattr(value, "update", None)) and not isinstance(value, (Mapping, Set, list, tuple, str, bytes)):
         return value
     fail(field, value, "must be true, false, None (a bar when stderr is a terminal) or an open progress bar")
+
+
+def field_of(err: ParamError) -> str:
+    """The field a one-line ``ParamError`` names (its text before the first ``=``)."""
+    return str(err).partition("=")[0]
+
+
+@contextmanager
+def renamed(names: Mapping[str, str] | None = None, prefix: str | None = None):
+    """ParamErrors raised inside name the field as the user wrote it: a field in
+    ``names`` takes its name there, any other gets ``prefix`` in front (a table's
+    ``n`` becomes ``pool.8b@h100.n``), so an inner check's own name (``cards``)
+    never reaches the user in place of theirs (``pool.8b@h100.count``)."""
+    try:
+        yield
+    except ParamError as err:
+        field, _, rest = str(err).partition("=")
+        new = (names or {}).get(field)
+        if new is None and prefix and not field.startswith((prefix, "-")):
+            new = prefix + field
+        if new is None or new == field:
+            raise
+        raise ParamError(f"{new}={rest}") from None
+
+
+def items(field: str, text: Any, example: str) -> list[str]:
+    """A comma-separated list flag's items, each stripped: an empty list, an empty
+    item (``8,,16``, ``8,``) or a value that is not text is refused in one line
+    naming ``field`` (``example``: a list it takes, for the message)."""
+    if not isinstance(text, str) or not text.strip():
+        fail(field, text, f"must be a comma-separated list, e.g. {example}; it is empty")
+    got = [item.strip() for item in text.split(",")]
+    if not all(got):
+        fail(field, text, f"must be a comma-separated list with no empty item, e.g. {example}")
+    return got
+
+
+def pairs(field: str, text: Any, example: str) -> list[tuple[str, str]]:
+    """``KEY=VALUE,KEY=VALUE`` as ``[(key, value)]``, keys and values stripped: an
+    empty list or item, an item with no ``=`` or an empty key or value, and a key
+    given twice are refused in one line naming ``field``."""
+    out: list[tuple[str, str]] = []
+    for item in items(field, text, example):
+        key, sep, value = item.partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep or not key or not value:
+            fail(field, text, f"must be KEY=VALUE pairs separated by commas, e.g. {example}; {item!r} is not one")
+        if key in (k for k, _ in out):
+            fail(field, text, f"gives {key} twice: give each once")
+        out.append((key, value))
+    return out
 
 
 def _is_np_number(value: Any) -> bool:

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "mc"
 # Lowest first; a module may import its own layer and the layers below it.
 LAYERS = [
-    ("mc._validate", "mc._version", "mc.units", "mc._json"),
+    ("mc._validate", "mc._version", "mc.units", "mc._json", "mc._launch"),
     ("mc._pytree", "mc._fields"),
     ("mc.kernels",),
     ("mc.engine",),

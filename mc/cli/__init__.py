@@ -13,6 +13,7 @@ import subprocess
 import sys
 import warnings
 
+from .. import _launch, files
 from .. import _validate as v
 from .._validate import ParamError
 from .._version import __version__
@@ -199,24 +200,85 @@ def _warnings_of(args):
             logging.disable(logging.NOTSET)
 
 
+def as_written(message: str, parser: argparse.ArgumentParser, command: str, argv: list[str] | None) -> str:
+    """A refusal naming a field as the user wrote it: a check that names an option
+    by its value's name (``requests=-5``, ``out=...``) names the flag instead
+    (``--requests=-5``) when the user gave that flag; any other field (a file's
+    ``pool.NAME.count``, an argument) is left as it is."""
+    field, eq, rest = message.partition("=")
+    if not eq or not field or field.startswith("-"):
+        return message
+    sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+    cmd = sub.choices.get(command) if sub is not None else None
+    if cmd is None:
+        return message
+    words = [w.partition("=")[0] for w in (sys.argv[1:] if argv is None else argv) if w.startswith("--")]
+    for action in cmd._actions:
+        longest = max(action.option_strings, key=len, default="")
+        if longest.startswith("--") and field in (action.dest, longest[2:]) and any(
+                longest.startswith(w) and len(w) > 2 for w in words):
+            return f"{longest}={rest}"
+    return message
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    """The ``mc`` command: its exit code (0, 1 for a calibration that meets no
+    limit, 2 for a refusal, 130 for a Ctrl-C, 141 for a closed pipe).
+
+    As the process's own command (``argv`` None, started as ``mc`` or ``python -m
+    mc.cli``), a Ctrl-C at any moment is exit 130 and one line: while starting
+    (imports, the parser, the backend) it ends the process at once; while the
+    work runs it stops it, keeping only whole results; after the result is
+    decided it is ignored; and an interrupted process ends without the
+    interpreter's teardown (``mc._launch``)."""
+    command = argv is None and _launch.is_running_command()
+    written = len(files.WRITTEN)
+    name = "mc"
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        name = f"mc {args.command}"
+        code = _run(parser, args, argv, command, written)
+        if command:
+            _launch.quiet()
+    except KeyboardInterrupt as err:  # while starting, or while a refusal is said
+        if command:
+            _launch.quiet()
+        print(f"{name}: interrupted" + (f": {err}" if str(err) else _kept(written)), file=sys.stderr)
+        code = 130
+    return _launch.ending(code) if command else code
+
+
+def _kept(written: int) -> str:
+    """What an interrupted command wrote: nothing, or files each whole."""
+    new = files.WRITTEN[written:]
+    if not new:
+        return "; nothing was written"
+    return (f"; {len(new)} file(s) were written whole before it (the last {new[-1]}); a result is finished only "
+            "when its manifest is there")
+
+
+def _run(parser: argparse.ArgumentParser, args, argv: list[str] | None, command: bool, written: int) -> int:
+    if command:
+        _launch.starting(f"mc {args.command}")
     use_compile_cache()
     _keep_undecodable_bytes()
     try:
         check_backend(args)
-        with _compile_notices(args), _warnings_of(args):
+        if command:
+            _launch.working()
+        with _launch.interrupts_not_lost(), _compile_notices(args), _warnings_of(args):
             return int(args.func(args) or 0)
     except ParamError as err:
-        print(f"mc {args.command}: error: {err}", file=sys.stderr)
+        print(f"mc {args.command}: error: {as_written(str(err), parser, args.command, argv)}", file=sys.stderr)
         return 2
     except FileNotFoundError as err:
         print(f"mc {args.command}: error: {err.filename}: no such file", file=sys.stderr)
         return 2
     except KeyboardInterrupt as err:  # a study's Interrupted says what it kept
-        print(f"mc {args.command}: interrupted" + (f": {err}" if str(err) else "; nothing was written"),
-              file=sys.stderr)
+        if command:
+            _launch.quiet()
+        print(f"mc {args.command}: interrupted" + (f": {err}" if str(err) else _kept(written)), file=sys.stderr)
         return 130
     except BrokenPipeError:
         # The reader went away (``mc run ... | head``): stop quietly, as Unix tools do.

@@ -76,6 +76,16 @@ def executor_of(given: tuple[str | None, str]) -> Iterator[Any]:
         executor.close()
 
 
+def held(folder: Any, what: str):
+    """The output folder's lock (``store.FolderLock``) for the rest of a command, so
+    a second writer is refused before either writes a byte; nothing without a folder."""
+    if folder is None:
+        return contextlib.nullcontext()
+    from ..studies.store import FolderLock
+
+    return FolderLock(folder, what, share=True)
+
+
 def print_json(obj: Any) -> None:
     """``obj`` as strict JSON on stdout: NumPy values as plain numbers, and an
     undefined or non-finite figure as ``null`` (never NaN or Infinity)."""

@@ -14,8 +14,8 @@ def run(args) -> int:
     args.chunks_given = args.chunks is not None
     chunks = [v.count("chunk", c, lo=1, hi=2**24) for c in (args.chunks or [512, 1024, 4096, 16384])]
     seconds = v.number("seconds", args.seconds, lo=0.0, lo_open=True, hi=3600)
-    if args.pool:
-        pools = [v.count("pool", c, lo=1, hi=1 << 16) for c in args.pool]
+    if args.pool is not None:
+        pools = _sizes(args.pool)
         r = bench.pool_curve(pools, seconds=seconds, devices=args.devices,
                              chunk=chunks[0] if args.chunks_given else None)
         print_json(r) if args.json else print(format_bench_pool(r))
@@ -42,10 +42,15 @@ def run(args) -> int:
 
 
 def _sizes(text: str) -> list[int]:
-    try:
-        return [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        v.fail("pool", text, "must be comma-separated card counts, e.g. 8,32,128")
+    """``--pool 8,32,128``: each item a whole count of cards (an empty list or item refused)."""
+    out = []
+    for item in v.items("--pool", text, "8,32,128"):
+        try:
+            out.append(int(item))
+        except ValueError:
+            v.fail("--pool", text, f"must be comma-separated card counts, e.g. 8,32,128; {item!r} is not a whole number")
+        v.count("--pool", out[-1], lo=1, hi=1 << 16)
+    return out
 
 
 def register(sub) -> None:
@@ -65,7 +70,7 @@ def register(sub) -> None:
     p.add_argument("--autoscaler", action="store_true",
                    help="time the autoscaler's month (docs/model.md §6; lemon-hunter: daily rounds) against the "
                    "same scenario as one decision, at the first chunk size")
-    p.add_argument("--pool", type=_sizes, default=None, metavar="CARDS,...",
+    p.add_argument("--pool", default=None, metavar="CARDS,...",
                    help="time the standard month against pool size (flagship cards, demand scaled with the "
                    "pool), e.g. --pool 8,32,128,512,4096; the chunk is the automatic one unless --chunks is given")
     p.add_argument("--latency", action="store_true",

@@ -9,7 +9,7 @@ from .. import files
 from ..fleet import policies
 from ..studies import calibrate as cal
 from ..studies import manifest
-from ._common import add_cluster, cluster_of, executor_of, print_json
+from ._common import add_cluster, cluster_of, executor_of, held, print_json
 
 # flag -> the scenario field it lists values of; each registered policy's own fields
 # (``mc.fleet.policies``: share, theta, max_share, k, floor, ...) come between policy
@@ -100,19 +100,20 @@ def run(args) -> int:
     if args.out is not None:
         files.check_output_folder(args.out)
     grid = grid_of(args, scenario)
-    with executor_of(cluster) as executor:
+    # The folder is held from here to the last byte: a second writer is refused before either writes.
+    with held(args.out, "calibration"), executor_of(cluster) as executor:
         result = cal.calibrate(scenario, grid, objective=args.objective, max_capacity_risk=args.max_capacity_risk,
                                max_wrong=args.max_wrong, max_wrong_mean=args.max_wrong_mean, judge=args.judge,
                                n=args.n, first=args.first, seed=args.seed, chunk=args.chunk,
                                progress=False if args.quiet or args.json else (True if args.progress else None),
                                executor=executor)
         described = executor.describe()
-    prov = manifest.provenance(scenario=scenario.to_dict(), seed=args.seed, n=args.n, wall_s=round(result.wall_s, 3),
-                               **({"cluster": described} if described else {}))
-    if args.out:
-        report = cal.save(result, args.out, args.scenario, provenance=prov)
-    else:
-        report = {"scenario": args.scenario, **result.to_dict(), "provenance": prov}
+        prov = manifest.provenance(scenario=scenario.to_dict(), seed=args.seed, n=args.n,
+                                   wall_s=round(result.wall_s, 3), **({"cluster": described} if described else {}))
+        if args.out:
+            report = cal.save(result, args.out, args.scenario, provenance=prov)
+        else:
+            report = {"scenario": args.scenario, **result.to_dict(), "provenance": prov}
     if args.json:
         print_json(report)
     else:

@@ -44,14 +44,11 @@ def _rated(items: list[str] | None) -> dict[str, float]:
 def _columns(text: str | None) -> dict[str, str]:
     """``--columns card=NAME,time=NAME,...``: each key the file's own name for it."""
     out: dict[str, str] = {}
-    for item in text.split(",") if text else []:
-        key, sep, name = item.strip().partition("=")
-        if not sep or not name.strip() or key not in telemetry.series.COLUMNS:
-            v.fail("columns", text, "must be KEY=NAME pairs separated by commas, each KEY one of "
+    for key, name in v.pairs("--columns", text, "card=instance,rate=tok_s") if text is not None else []:
+        if key not in telemetry.series.COLUMNS:
+            v.fail("--columns", text, "must be KEY=NAME pairs separated by commas, each KEY one of "
                    f"{', '.join(telemetry.series.COLUMNS)}, e.g. card=instance,rate=tok_s")
-        if key in out:
-            v.fail("columns", text, f"names {key} twice")
-        out[key] = name.strip()
+        out[key] = name
     return out
 
 

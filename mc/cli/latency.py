@@ -19,6 +19,15 @@ _SHOWN = (("ttft_p50", "TTFT p50"), ("ttft_p95", "TTFT p95"), ("ttft_p99", "TTFT
 
 
 def _config(args, log) -> lat.Serving:
+    """The card's configuration from the flags (one card or a pool's), each refusal
+    naming the flag the user gave (``--requests``, not the configuration's ``n``)."""
+    if args.requests is not None:
+        v.count("--requests", args.requests, lo=1, hi=lat.MAX_REQUESTS)
+    with v.renamed({"n": "--requests", "warmup": "--warmup"}):
+        return _serving(args, log)
+
+
+def _serving(args, log) -> lat.Serving:
     return lat.Serving(args.model, args.gpu, batcher=args.batcher, max_batch=args.max_batch,
                        max_wait=args.max_wait, prompt_mean=args.prompt_mean, prompt_cv=args.prompt_cv,
                        prompt_max=args.prompt_max, answer_mean=args.answer_mean, answer_cv=args.answer_cv,
@@ -34,8 +43,6 @@ def _check(args) -> tuple[lat.Serving, float, float | None]:
     SLO, the replications, seed and chunk, and the price. Returns the
     configuration, the rate (the SLO search's start when searching) and tokens per
     dollar per tok/s (None without ``--price-hour``)."""
-    if args.requests is not None:
-        v.count("requests", args.requests, lo=1, hi=lat.MAX_REQUESTS)  # the configuration's n, by its flag's name
     if args.columns is not None and args.log is None:
         v.fail("columns", args.columns, "maps a request log's columns: give --log FILE")
     log = None if args.log is None else files.read_request_log(args.log, columns=args.columns)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from .. import files
 from ..studies import sensitivity as sens
-from ._common import add_cluster, add_progress, cluster_of, executor_of, print_json, progress_of
+from ._common import add_cluster, add_progress, cluster_of, executor_of, held, print_json, progress_of
 
 
 def format_report(scenario: str, rep: dict) -> str:
@@ -43,14 +43,15 @@ def run(args) -> int:
     sens.check_samples(args.samples, len(ranges))
     out = files.check_output_folder(args.out if args.out is not None
                                     else Path("results") / "sensitivity" / Path(args.scenario).stem)
-    with executor_of(cluster) as executor:
-        t0 = time.perf_counter()
-        result = sens.sensitivity(base, ranges, samples=args.samples, months=args.months, seed=args.seed,
-                                  chunk=args.chunk, progress=progress_of(args), executor=executor)
-        wall = time.perf_counter() - t0
-        described = executor.describe()
-    rep = result.report()
-    sens.save(result, base, out, wall_s=wall, cluster=described)
+    with held(out, "sensitivity study"):  # from before the first point to the last byte written
+        with executor_of(cluster) as executor:
+            t0 = time.perf_counter()
+            result = sens.sensitivity(base, ranges, samples=args.samples, months=args.months, seed=args.seed,
+                                      chunk=args.chunk, progress=progress_of(args), executor=executor)
+            wall = time.perf_counter() - t0
+            described = executor.describe()
+        rep = result.report()
+        sens.save(result, base, out, wall_s=wall, cluster=described)
     if args.json:
         print_json({"scenario": args.scenario, **rep, "out": str(out)})
     else:

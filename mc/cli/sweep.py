@@ -8,7 +8,7 @@ from pathlib import Path
 from .. import files
 from ..studies import manifest
 from ..studies import sweep as sweeps
-from ._common import add_cluster, add_progress, cluster_of, executor_of, print_json, progress_of
+from ._common import add_cluster, add_progress, cluster_of, executor_of, held, print_json, progress_of
 
 
 def run(args) -> int:
@@ -26,7 +26,7 @@ def run(args) -> int:
     talk = not (args.quiet or args.json)
     if talk:
         print(f"{n_points} grid points x {spec.n:,} fleet-months, seed {spec.seed} -> {out}")
-    with executor_of(cluster) as executor:
+    with held(out, "sweep"), executor_of(cluster) as executor:  # held before anything is written
         outcome = sweeps.run(spec, out, chunk=args.chunk, progress=progress_of(args), fresh=args.fresh,
                              reuse_stale=args.reuse_stale, desc=Path(args.file).stem, executor=executor,
                              warn=lambda msg: args.quiet or print(f"mc sweep: warning: {msg}", file=sys.stderr))

@@ -45,23 +45,24 @@ def _check(args) -> tuple:
 
 
 def _structure(text: str | None, scenario) -> tuple[Wander, Swing]:
-    """``--structure wander.sd=0.02,swing.diurnal=0.015,...`` over the scenario's own."""
+    """``--structure wander.sd=0.02,swing.diurnal=0.015,...`` over the scenario's own
+    (an empty list, a malformed pair or a field given twice refused)."""
     got: dict[str, dict] = {"wander": {}, "swing": {}}
-    for item in text.split(",") if text else []:
-        key, sep, value = item.strip().partition("=")
+    fields = ("wander.sd, wander.hours, swing.diurnal, swing.hot_hour, swing.start_hour, swing.sd or swing.hours")
+    for key, value in v.pairs("--structure", text, "wander.sd=0.02,swing.diurnal=0.015") if text is not None else []:
         head, _, tail = key.partition(".")
-        if not sep or head not in got or not tail:
-            v.fail("structure", text, "must be FIELD=VALUE pairs separated by commas, each FIELD wander.sd, "
-                   "wander.hours, swing.diurnal, swing.hot_hour, swing.start_hour, swing.sd or swing.hours")
+        if head not in got or not tail:
+            v.fail("--structure", text, f"names {key}; each FIELD is one of {fields}")
         try:
             got[head][tail] = float(value)
         except ValueError:
-            v.fail(f"structure.{key}", value, "must be a number")
-    try:
-        wander = dataclasses.replace(scenario.wander, **got["wander"])
-        swing = dataclasses.replace(scenario.swing, **got["swing"])
-    except TypeError as err:
-        v.fail("structure", text, f"names a field neither section has ({err})")
+            v.fail(f"--structure {key}", value, "must be a number")
+    with v.renamed(prefix="--structure "):
+        try:
+            wander = dataclasses.replace(scenario.wander, **got["wander"])
+            swing = dataclasses.replace(scenario.swing, **got["swing"])
+        except TypeError:
+            v.fail("--structure", text, f"names a field neither section has; each FIELD is one of {fields}")
     return wander, swing
 
 
@@ -78,8 +79,9 @@ def run(args) -> int:
                             "hours": sampling.hours, "samples_per_card": sampling.samples,
                             "sigma_sample": sigma, "cadence": dataclasses.asdict(cadence),
                             "wander": dataclasses.asdict(wander), "swing": dataclasses.asdict(swing)}}
-    made = manifest.build(config, seed=args.seed, n=n, seeding=SEEDING)
     seal = manifest.beside(rows)
+    # The run's identity in the manifest and in every table's metadata (``manifest.verify``).
+    made = {**manifest.build(config, seed=args.seed, n=n, seeding=SEEDING), "run": manifest.run_id(seal.parent)}
     manifest.unseal(seal)
     t0 = time.perf_counter()
     emitted, digests = telemetry.write(rows, scenario, sampling, cards=args.cards, seed=args.seed, chunk=args.chunk,

@@ -40,6 +40,27 @@ def interruptible() -> Iterator[Stop]:
         signal.signal(signal.SIGINT, previous)
 
 
+@contextmanager
+def deferred_interrupts() -> Iterator[None]:
+    """Ctrl-C held back for a short wait that must not be cut (a chunk in flight
+    finishing): one that comes meanwhile is handed to the handler that was in
+    place as the block ends (the default one raises ``KeyboardInterrupt``). Off
+    the main thread, nothing changes (signals reach only it)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    came = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: came.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if came and callable(previous):
+        previous(signal.SIGINT, None)
+    elif came and previous == signal.SIG_DFL:
+        raise KeyboardInterrupt
+
+
 def progress_bar(total: int, enabled: Any, unit: str = "months", desc: str | None = None):
     """A tqdm bar in fleet-months (or ``unit``) per second with an ETA, on stderr.
     ``enabled``: True always, False never, None only when stderr is a terminal; or a

@@ -29,7 +29,7 @@ from jax.sharding import PartitionSpec as P
 from .. import _validate as v
 from .compile import AXIS, MonthFn, Reducer, _mesh, fitted_step
 from .faults import after_chunk
-from .progress import NoBar, interruptible, progress_bar
+from .progress import NoBar, deferred_interrupts, interruptible, progress_bar
 
 __all__ = ["AXIS", "DEFAULT_CHUNK", "MAX_N", "NoBar", "Run", "check_run_args", "device_list", "first_chunk",
            "leading", "month_keys", "progress_bar", "sample", "stream", "to_host"]
@@ -159,6 +159,8 @@ def stream(month_fn: MonthFn, params: Any, n: int, *, reducer: Reducer, merge: C
                 pending = None
         except KeyboardInterrupt:
             stop.requested = True
+        finally:
+            _settle(pending)  # nothing left running on the step when the run lets go of it
         run.partial = run.done < n
         run.stopped = stop.requested
     return run
@@ -182,6 +184,20 @@ def leading(month_fn: MonthFn, params: Any, n: int, months: int, *, reducer: Red
     want = min(months, n)
     return [jax.tree_util.tree_map(to_host, fn(np.int32(seed), np.uint32(start), np.int32(take), params, aux))
             for start, take in _chunks(want, chunk)]
+
+
+def _settle(pending) -> None:
+    """Wait for a chunk still running on the devices (a run stopped by a second
+    Ctrl-C, or by an error, between dispatching a chunk and merging it), with
+    Ctrl-C held back meanwhile: its compiled step, and the buffers it writes,
+    are never let go while a device thread still runs them."""
+    if pending is None:
+        return
+    with deferred_interrupts():
+        try:
+            jax.block_until_ready(pending[0])
+        except Exception:  # the chunk failed: nothing is running on it any more
+            pass
 
 
 def _merge(pending, merge, run: Run, bar) -> None:

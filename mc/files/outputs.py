@@ -14,6 +14,9 @@ from .. import _validate as v
 
 
 OUTPUT_FORMATS = (".parquet", ".csv", ".json")
+# Every file this process has written (``atomic_write``), in order: what a command
+# stopped by Ctrl-C says it wrote.
+WRITTEN: list[str] = []
 
 
 def check_output(path: Any, formats: tuple[str, ...] = OUTPUT_FORMATS, field: str = "out") -> Path:
@@ -112,6 +115,7 @@ def atomic_write(path: str | Path, write: Callable[[str], Any]) -> dict:
             os.fsync(fh.fileno())
         made = digest(tmp)
         os.replace(tmp, path)
+        WRITTEN.append(str(path))
         _fsync_folder(path.parent)
         return made
     finally:

@@ -170,18 +170,26 @@ def slo_card(entry: Mapping[str, Any], count: int | None = None) -> CardClass:
     pool = None
     if kind == "pool-slo":
         pool = tuple(entry.pop(k, d) for k, d in POOL_SLO.items())
-    queue = latency.Serving(**entry)
+    where = f"pool.{name}."
+    if pool is None and count is not None:
+        COUNT.check(f"{where}count", count)  # before the search, as the pool would after it
+    with v.renamed(prefix=where):  # the entry's fields as its table names them
+        queue = latency.Serving(**entry)
     if pool is None:
-        latency.check_seats(queue, f"pool.{name}.")  # a replication that only fills the card rates nothing
+        latency.check_seats(queue, where)  # a replication that only fills the card rates nothing
     else:
-        target = routed.RoutedPool(queue, cards=count, router=pool[0], speeds=pool[1])
-        target.check_seats(f"pool.{name}.")  # a replication that only fills the pool rates nothing
+        count = v.count(f"{where}count", count, lo=1, hi=routed.MAX_CARDS)  # the cards routed together
+        with v.renamed({"cards": f"{where}count", "router": f"{where}router", "speeds": f"{where}speeds"},
+                       prefix=where):
+            target = routed.RoutedPool(queue, cards=count, router=pool[0], speeds=pool[1])
+        target.check_seats(where)  # a replication that only fills the pool rates nothing
         pool = (target.cards, target.router, target.speeds)
     # Checked before the search is looked up by value (a list is not hashable).
-    search["slo_ttft"], search["percentile"], search["share"], search["rel_tol"] = slo.check_slo(
-        search["slo_ttft"], search["percentile"], search["share"], search["rel_tol"])
-    search["replications"] = latency.check_replications(queue, search["replications"], default=100)
-    search["seed"] = slo.SEARCH["seed"].check("seed", search["seed"])
+    with v.renamed(prefix=where):
+        search["slo_ttft"], search["percentile"], search["share"], search["rel_tol"] = slo.check_slo(
+            search["slo_ttft"], search["percentile"], search["share"], search["rel_tol"])
+        search["replications"] = latency.check_replications(queue, search["replications"], default=100)
+        search["seed"] = slo.SEARCH["seed"].check("seed", search["seed"])
     return CardClass(name=name, rated=_slo_tok_s(queue, tuple(sorted(search.items())), pool), price=price)
 
 

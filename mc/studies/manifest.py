@@ -17,6 +17,7 @@ import json
 import math
 import platform
 import subprocess
+import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from .. import _json
 from .. import _validate as v
 from ..files import digest, write_table, write_text
 from ..fleet import policies
-from . import madeby, where
+from . import madeby, store, where
 
 CRN = "common random numbers: every point uses the seed; month i uses fold_in(key(seed), i)"
 
@@ -165,14 +166,53 @@ def seal(manifest_path: str | Path, manifest: dict, outputs) -> Path:
     return path
 
 
+def _stamped(meta: str | None, run: str) -> str | None:
+    """A table's Parquet metadata (JSON text) with the run's id added (``"run"``)."""
+    if meta is None:
+        return None
+    try:
+        data = json.loads(meta)
+    except ValueError:
+        return meta
+    return _json.dumps({**data, "run": run}, indent=None, sort_keys=True) if isinstance(data, dict) else meta
+
+
+def run_id(folder: str | Path) -> str:
+    """The identity of the run writing into ``folder``: its lock's (``store.FolderLock``),
+    else a fresh one."""
+    return store.run_of(folder) or uuid.uuid4().hex
+
+
 def write_sealed(manifest_path: str | Path, manifest: dict, tables: dict) -> Path:
     """A whole result in the one safe order: remove its manifest (``unseal``), write
     each table atomically (``tables``: ``{path: (frame, parquet metadata or None)}``,
     in the format each path's extension names), then write the manifest sealing
-    them with the digests their writes returned (``seal``)."""
+    them with the digests their writes returned (``seal``).
+
+    Every file carries the run's identity (``"run"``: the id of the folder's lock
+    this process holds, ``store.FolderLock``, else a fresh one), in the manifest
+    and in each Parquet table's metadata, so ``verify`` tells one run's files from
+    another's."""
+    run = run_id(Path(manifest_path).parent)
     unseal(manifest_path)
-    made = {Path(path): write_table(frame, path, metadata=meta) for path, (frame, meta) in tables.items()}
-    return seal(manifest_path, manifest, made)
+    made = {Path(path): write_table(frame, path, metadata=_stamped(meta, run)) for path, (frame, meta) in tables.items()}
+    return seal(manifest_path, {**manifest, "run": run}, made)
+
+
+def _run_of_table(path: Path) -> str | None:
+    """The run id a Parquet table's metadata carries (None: none, or not Parquet)."""
+    if path.suffix.lower() != ".parquet":
+        return None
+    try:
+        import pyarrow.parquet as pq
+
+        with open(path, "rb") as fh:
+            raw = (pq.read_schema(fh).metadata or {}).get(b"mc")
+        said = json.loads(raw) if raw else None
+    except Exception:  # a damaged table: the digest check names it
+        return None
+    run = said.get("run") if isinstance(said, dict) else None
+    return run if isinstance(run, str) else None
 
 
 def verify(manifest_path: str | Path) -> dict:
@@ -194,10 +234,15 @@ def verify(manifest_path: str | Path) -> dict:
     if not isinstance(listed, dict) or not listed:
         v.fail("manifest", str(path), "lists no outputs with their checksums (written by an older mc, or not "
                "by mc); run the result again")
+    run = made.get("run")
     for name, want in listed.items():
         out = path.parent / name
         if not out.is_file():
             v.fail("result", str(out), f"is missing or not a file, but {path.name} lists it")
+        theirs = _run_of_table(out)
+        if isinstance(run, str) and theirs is not None and theirs != run:
+            v.fail("result", str(path.parent), f"mixes two runs' files: {name} was written by run {theirs} and "
+                   f"{path.name} by run {run}; run it again into an empty folder")
         if digest(out) != want:
             v.fail("result", str(out), f"differs from what {path.name} records (size or sha256): damaged or "
                    "changed since it was written")
@@ -207,4 +252,4 @@ def verify(manifest_path: str | Path) -> dict:
 SEEDED = "month i uses fold_in(key(seed), i)"
 
 __all__ = ["CRN", "SEEDED", "plain", "config_hash", "versions", "git_commit", "provenance", "build", "to_json",
-           "write", "beside", "seal", "unseal", "verify", "write_sealed"]
+           "write", "beside", "seal", "unseal", "verify", "write_sealed", "run_id"]

@@ -19,13 +19,16 @@ told in one line and recomputes it, unless it asks to keep such pieces
 (``stale_ok``; ``mc sweep --reuse-stale``), and then it learns which it kept.
 
 ``Interrupted`` is how a study stopped by Ctrl-C says what it kept, and
-``FolderLock`` keeps two runs from writing one folder at once.
+``FolderLock`` keeps two runs from writing one folder at once and names the run
+that holds it (``run_of``), stamped on every file the run seals.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import uuid
 from pathlib import Path
 from typing import Callable
 
@@ -142,30 +145,78 @@ def reusable(path: str | Path, identity: dict, warn: Callable[[str], None], what
     return frame
 
 
-class FolderLock:
-    """An exclusive lock on ``folder/.lock`` for the life of a run (released by the
-    OS if the process dies), so two runs never write one folder at once."""
+_HELD: dict[str, "FolderLock"] = {}  # folder (real path) -> the lock this process holds on it
 
-    def __init__(self, folder: Path, what: str = "run"):
-        self.path = Path(folder) / ".lock"
+
+class FolderLock:
+    """One writer per output folder: an exclusive lock on ``folder/.lock``, taken
+    before anything is written in the folder and held to the end of the run
+    (released by the OS if the process dies). A second writer, in this process or
+    another, is refused in one line before it writes a byte. The folder is made
+    if missing.
+
+    The lock names the run: ``run`` (a fresh random id) is stamped on every file
+    the run seals in the folder (``manifest.write_sealed``), so files of two runs
+    are told apart when read back (``manifest.verify``). A lock taken again by
+    lock held with ``share=True`` (a command holds its folder from its start for
+    the study it runs) is the same lock, with the same run, when that study's
+    writer takes it again; any other second taker is refused, in this process too.
+    """
+
+    def __init__(self, folder: Path, what: str = "run", *, share: bool = False):
+        self.share = share
+        self.folder = Path(folder)
+        self.path = self.folder / ".lock"
         self.what = what
+        self.run: str | None = None
+        self.fh = None
+        self._outer: FolderLock | None = None
+        self._depth = 0
 
     def __enter__(self):
-        self.fh = open(self.path, "w")
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._key = os.path.realpath(self.folder)
+        held = _HELD.get(self._key)
+        if held is not None and held.share:
+            self._outer, self.run = held, held.run
+            held._depth += 1
+            return self
+        fh = open(self.path, "a+")  # never truncated before it is held: the holder's line stays readable
         try:
             import fcntl
 
-            fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except ImportError:  # pragma: no cover - not POSIX
             pass
         except BlockingIOError:
-            self.fh.close()
-            v.fail("out", str(self.path.parent), f"another {self.what} is writing to this folder")
+            fh.seek(0)
+            holder = " ".join(fh.read(200).split())
+            fh.close()
+            v.fail("out", str(self.folder), f"another {self.what} is writing to this folder"
+                   + (f" ({holder})" if holder else "") + "; nothing was written: wait for it, or give another "
+                   "folder")
+        self.fh, self.run = fh, uuid.uuid4().hex
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"run {self.run}, process {os.getpid()}, {self.what}\n")
+        fh.flush()
+        _HELD[self._key] = self
         return self
 
     def __exit__(self, *exc):
+        if self._outer is not None:
+            self._outer._depth -= 1
+            return False
+        _HELD.pop(self._key, None)
         self.fh.close()
+        return False
 
 
-__all__ = ["ARITHMETIC", "FolderLock", "Interrupted", "content_hash", "read_piece", "reusable", "stale_why", "tag",
-           "write_piece"]
+def run_of(folder: str | Path) -> str | None:
+    """The run id of the lock this process holds on ``folder`` (None: none held)."""
+    held = _HELD.get(os.path.realpath(folder))
+    return held.run if held is not None else None
+
+
+__all__ = ["ARITHMETIC", "FolderLock", "Interrupted", "content_hash", "read_piece", "reusable", "run_of", "stale_why",
+           "tag", "write_piece"]

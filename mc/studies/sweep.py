@@ -255,9 +255,9 @@ def run(sweep: Sweep, out: str | Path, *, chunk: int | None = None, progress: bo
     pts = points(sweep)  # validates every point before anything runs
     out = Path(out)
     pdir = out / "points"
-    pdir.mkdir(parents=True, exist_ok=True)
     computed = 0
-    with FolderLock(out, "sweep"):
+    with FolderLock(out, "sweep"):  # before anything is written, the point files included
+        pdir.mkdir(parents=True, exist_ok=True)
         manifests.unseal(out / "manifest.json")  # the folder is in progress until the end
         for stale in pdir.glob(".*.tmp"):  # left by a run killed mid-write
             stale.unlink(missing_ok=True)

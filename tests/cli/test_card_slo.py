@@ -44,4 +44,4 @@ def test_an_slo_no_rate_meets_is_said_not_refused(capsys):
 def test_a_bad_slo_is_one_line_exit_2(capsys, value):
     assert main(CARD + ["--slo-ttft", value]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "slo_ttft=" in err
+    assert err.count("\n") == 1 and "--slo-ttft=" in err

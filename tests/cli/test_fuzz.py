@@ -127,3 +127,56 @@ def test_bad_scenario_files(text, tmp_path, capsys):
 
 def test_case_count():
     assert len(CLI) + len(TOML) >= 300, len(CLI) + len(TOML)
+
+
+# -- refusals name the field as the user wrote it -----------------------------------------
+
+POOL_SLO = ('preset = "golden-idler"\n[[pool]]\nrated_from = "{kind}"\nmodel = "llama-3-8b"\ngpu = "h100"\n'
+            'slo_ttft = 0.5\nprice_hour = 2.0\ncount = {count}\n{more}')
+LAT = ["latency", "--model", "llama-3-8b", "--gpu", "h100", "--rate", "4", "--quiet"]
+TELE = ["telemetry", "golden-idler", "--hours", "1", "--quiet", "--out", "{tmp}/t.parquet"]
+# (command line, or a scenario file's text run by mc show; what the one line must start with after "error: ")
+NAMED = [
+    (["bench", "--pool", ""], "--pool=''"), (["bench", "--pool", " "], "--pool=' '"),
+    (["bench", "--pool", "abc"], "--pool='abc'"), (["bench", "--pool", "8,,16"], "--pool='8,,16'"),
+    (["bench", "--pool", "8,"], "--pool='8,'"), (["bench", "--pool", ",8"], "--pool=',8'"),
+    (["bench", "--pool", "0"], "--pool=0"), (["bench", "--pool", "8,1.5"], "--pool='8,1.5'"),
+    (LAT + ["--requests", "-5"], "--requests=-5"), (LAT + ["--requests", "0", "--cards", "4"], "--requests=0"),
+    (LAT + ["--warmup", "-1", "--cards", "4"], "--warmup=-1"), (LAT + ["--price-hour", "-1"], "--price-hour=-1"),
+    (LAT + ["--cards", "4", "--speeds", "1,,1,1"], "--speeds='1,,1,1'"),
+    (LAT + ["--cards", "4", "--speeds", ""], "--speeds=''"),
+    (["run", "golden-idler", "--n", "0"], "--n=0"), (["run", "golden-idler", "--seed=-1"], "--seed=-1"),
+    (TELE + ["--structure", "wander.sd=0.02,wander.sd=0.03"], "--structure='wander.sd=0.02,wander.sd=0.03'"),
+    (TELE + ["--structure", ""], "--structure=''"), (TELE + ["--structure", "wander.sd=0.02,"], "--structure="),
+    (TELE + ["--structure", "wander.sd"], "--structure='wander.sd'"),
+    (TELE + ["--structure", "wander.sd=x"], "--structure wander.sd='x'"),
+    (TELE + ["--structure", "wander.colour=1"], "--structure='wander.colour=1'"),
+    (TELE + ["--structure", "wander.sd=-1"], "--structure wander.sd=-1"),
+    (["calibrate", "golden-idler", "--window", "1,,24"], "--window='1,,24'"),
+    (["calibrate", "golden-idler", "--window", ""], "--window=''"),
+    (["calibrate", "golden-idler", "--vary", "eviction.share=0,0.1", "--vary", "eviction.share=0.2"], "--vary="),
+    (["fit", "{tmp}/none.csv", "--columns", "card=a,card=b"], "--columns='card=a,card=b'"),
+    (["fit", "{tmp}/none.csv", "--columns", ""], "--columns=''"),
+    (["fit", "{tmp}/none.csv", "--columns", "card=a,,rate=b"], "--columns="),
+    (POOL_SLO.format(kind="pool-slo", count=0, more=""), "pool.llama-3-8b@h100.count=0"),
+    (POOL_SLO.format(kind="pool-slo", count=5000, more=""), "pool.llama-3-8b@h100.count=5000"),
+    (POOL_SLO.format(kind="slo", count=0, more=""), "pool.llama-3-8b@h100.count=0"),
+    (POOL_SLO.format(kind="pool-slo", count=4, more="n = -3\n"), "pool.llama-3-8b@h100.n=-3"),
+    (POOL_SLO.format(kind="pool-slo", count=4, more='router = "random-ish"\n'), "pool.llama-3-8b@h100.router="),
+    (POOL_SLO.format(kind="pool-slo", count=4, more="speeds = [1.0, 1.0]\n"), "pool.llama-3-8b@h100.speeds="),
+    (POOL_SLO.format(kind="slo", count=4, more="replications = 0\n"), "pool.llama-3-8b@h100.replications=0"),
+]
+
+
+@pytest.mark.parametrize("case", sample(NAMED, every=4), ids=[
+    (" ".join(c[0]) if isinstance(c[0], list) else c[0].replace("\n", " ")[-40:]) for c in NAMED])
+def test_a_refusal_names_the_field_as_the_user_wrote_it(case, tmp_path, capsys):
+    argv, start = case
+    if isinstance(argv, str):
+        (tmp_path / "s.toml").write_text(argv)
+        argv = ["show", str(tmp_path / "s.toml")]
+    argv = [a.format(tmp=tmp_path) for a in argv]
+    err = one_line_exit_2(argv, capsys)
+    head = f"mc {argv[0]}: error: "
+    assert err.startswith(head + start.format(tmp=tmp_path)), err
+    assert "_sizes" not in err and "cards=" not in err, err

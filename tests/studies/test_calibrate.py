@@ -201,9 +201,9 @@ def test_cli_help_shows_the_grid_flags(capsys):
 
 
 @pytest.mark.parametrize("args, name", [
-    (["--max-wrong", "1.5"], "max_wrong"), (["--max-capacity-risk", "-0.1"], "max_capacity_risk"),
+    (["--max-wrong", "1.5"], "--max-wrong="), (["--max-capacity-risk", "-0.1"], "--max-capacity-risk="),
     (["--window", "1,,2"], "--window"), (["--strikes", "0"], "autoscaler.strikes"),
-    (["--period", "0"], "autoscaler.period"), (["--first", "8"], "first"),
+    (["--period", "0"], "autoscaler.period"), (["--first", "8"], "--first="),
     (["--window", "24", "--share", "0.1", "--policy", "threshold"], "share policy"),
 ])
 def test_cli_rejects_bad_input_in_one_line(args, name, capsys):

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from mc import files
+from mc import ParamError, files
 from mc.studies import madeby, store
 
 IDENTITY = {"point": "abc", "index": 3, "n": 64, "seed": 1}
@@ -105,3 +107,67 @@ def test_a_change_to_a_models_code_makes_its_pieces_stale(tmp_path, monkeypatch)
     finally:
         monkeypatch.undo()
         madeby.arithmetic.cache_clear()
+
+
+# -- one writer per folder, one run's files in it -------------------------------------------
+
+def test_a_second_writer_is_refused_in_one_line_before_it_writes(tmp_path):
+    out = tmp_path / "d"
+    with store.FolderLock(out, "calibration") as held:
+        assert store.run_of(out) == held.run and len(held.run) == 32
+        with pytest.raises(ParamError) as err:
+            with store.FolderLock(out, "sweep"):
+                pytest.fail("a second writer got in")
+        msg = str(err.value)
+        assert "\n" not in msg and msg.startswith(f"out={str(out)!r}: another sweep is writing to this folder")
+        assert held.run in msg  # it says which run holds it
+    assert store.run_of(out) is None
+    assert sorted(p.name for p in out.iterdir()) == [".lock"]  # nothing but the lock itself
+
+
+def test_a_command_s_hold_is_shared_with_the_study_it_runs(tmp_path):
+    with store.FolderLock(tmp_path, "sweep", share=True) as outer:
+        with store.FolderLock(tmp_path, "sweep") as inner:
+            assert inner.run == outer.run == store.run_of(tmp_path)
+        assert store.run_of(tmp_path) == outer.run  # the command still holds it
+    with store.FolderLock(tmp_path, "sweep") as again:  # released: a new run
+        assert again.run != outer.run
+
+
+def test_a_writer_in_another_process_is_refused(tmp_path):
+    code = ("import fcntl, sys, time; fh = open(sys.argv[1], 'a'); fcntl.flock(fh, fcntl.LOCK_EX); "
+            "print('held', flush=True); sys.stdin.read()")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path / ".lock")], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline() == "held\n"
+        with pytest.raises(ParamError, match="another calibration is writing to this folder"):
+            with store.FolderLock(tmp_path, "calibration"):
+                pass
+    finally:
+        proc.communicate("")
+    with store.FolderLock(tmp_path, "calibration"):  # the holder ended: the lock is free
+        pass
+
+
+def test_one_run_s_files_verify_and_a_mix_of_two_runs_is_refused_naming_both(tmp_path):
+    from mc.studies import manifest
+
+    made = {}
+    for name, seed in (("a", 1), ("b", 2)):
+        out = tmp_path / name
+        with store.FolderLock(out, "study") as held:
+            table = frame().assign(mean=lambda f: f["mean"] * seed)
+            manifest.write_sealed(out / "manifest.json", {"seed": seed},
+                                  {out / "t.parquet": (table, store.tag(table, seed=seed))})
+            made[name] = held.run
+        got = manifest.verify(out / "manifest.json")
+        assert got["run"] == made[name] and got["seed"] == seed
+        said = json.loads(files.read_parquet(out / "t.parquet").schema.metadata[b"mc"])
+        assert said["run"] == made[name] and said["seed"] == seed
+    shutil.copy(tmp_path / "b" / "t.parquet", tmp_path / "a" / "t.parquet")  # what two writers could leave
+    with pytest.raises(ParamError) as err:
+        manifest.verify(tmp_path / "a" / "manifest.json")
+    msg = str(err.value)
+    assert "\n" not in msg and "mixes two runs' files" in msg
+    assert f"t.parquet was written by run {made['b']}" in msg and f"manifest.json by run {made['a']}" in msg

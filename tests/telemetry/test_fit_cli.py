@@ -89,16 +89,16 @@ def test_a_bare_rated_rate_rates_every_class(rows, capsys):
 
 @pytest.mark.parametrize("argv, start", [
     (["{dir}/none.csv"], "mc fit: error: {dir}/none.csv: no such file"),
-    (["{rows}", "--rated", "0"], "mc fit: error: rated=0"),
+    (["{rows}", "--rated", "0"], "mc fit: error: --rated=0"),
     (["{dir}/t.truth.csv"], "mc fit: error: file="),
-    (["{rows}", "--rated", "flagship"], "mc fit: error: rated="),
+    (["{rows}", "--rated", "flagship"], "mc fit: error: --rated="),
     (["{rows}", "--rated", "flagship=-1"], "mc fit: error: rated.flagship="),
-    (["{rows}", "--rated", "bargain=3150"], "mc fit: error: rated='bargain'"),
-    (["{rows}", "--bootstrap", "-1"], "mc fit: error: bootstrap="),
-    (["{rows}", "--sims", "5"], "mc fit: error: sims="),
-    (["{rows}", "--sims", "-1"], "mc fit: error: sims="),
-    (["{rows}", "--base", "golden-idler"], "mc fit: error: base="),
-    (["{rows}", "--out", "{dir}/x.csv"], "mc fit: error: out="),
+    (["{rows}", "--rated", "bargain=3150"], "mc fit: error: --rated='bargain'"),
+    (["{rows}", "--bootstrap", "-1"], "mc fit: error: --bootstrap="),
+    (["{rows}", "--sims", "5"], "mc fit: error: --sims="),
+    (["{rows}", "--sims", "-1"], "mc fit: error: --sims="),
+    (["{rows}", "--base", "golden-idler"], "mc fit: error: --base="),
+    (["{rows}", "--out", "{dir}/x.csv"], "mc fit: error: --out="),
     (["{rows}", "--out", "{dir}/x.toml", "--base", "nope"], "mc fit: error: scenario="),
     (["{rows}", "--out", "{dir}/x.toml", "--base", "{dir}/none.toml"], "mc fit: error: ")])
 def test_bad_input_is_one_line_exit_2(rows, argv, start, capsys):

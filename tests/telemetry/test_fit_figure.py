@@ -76,7 +76,7 @@ def test_a_bad_figure_path_is_one_line_exit_2(rows, tmp_path, figure, why, capsy
     figure = figure.format(dir=tmp_path, rows=rows)
     assert main(["fit", rows, *QUICK, "--figure", figure]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith(f"mc fit: error: figure={figure!r}: {why}"), err
+    assert err.count("\n") == 1 and err.startswith(f"mc fit: error: --figure={figure!r}: {why}"), err
     assert not list(tmp_path.iterdir())
 
 

@@ -91,9 +91,9 @@ def test_swing_path_is_the_diurnal_cosine_with_no_shared_noise():
 
 
 @pytest.mark.parametrize("args, field", [
-    (["--probe", "0"], "probe=0.0"),
-    (["--tz", "Mars/Olympus"], "tz='Mars/Olympus'"),
-    (["--max-gap", "0"], "max_gap=0.0"),
+    (["--probe", "0"], "--probe=0.0"),
+    (["--tz", "Mars/Olympus"], "--tz='Mars/Olympus'"),
+    (["--max-gap", "0"], "--max-gap=0.0"),
 ])
 def test_bad_reading_flags_are_one_line(args, field, tmp_path, capsys):
     path = tmp_path / "t.csv"

@@ -125,7 +125,8 @@ def test_bad_input_is_one_line_exit_2(argv, field, tmp_path, capsys):
         code = exc.code
     assert code == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith(f"mc telemetry: error: {field}"), err
+    named = field if field.startswith("argument") else f"--{field}="  # the flag, as the user wrote it
+    assert err.count("\n") == 1 and err.startswith(f"mc telemetry: error: {named}"), err
     assert not list(tmp_path.glob("t.*"))
 
 
