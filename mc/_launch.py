@@ -25,6 +25,8 @@ import os
 import signal
 import sys
 import threading
+import time
+import _thread
 
 INTERRUPTED = 130
 _STATE = {"command": False, "name": "mc"}
@@ -99,12 +101,20 @@ def interrupts_not_lost():
     previous = sys.unraisablehook
     pid = os.getpid()
 
+    def resend() -> None:
+        time.sleep(0.001)
+        os.kill(pid, signal.SIGINT)
+
     def hook(unraisable) -> None:
         if issubclass(unraisable.exc_type, KeyboardInterrupt) and threading.current_thread() is threading.main_thread():
-            again = threading.Timer(0.001, os.kill, (pid, signal.SIGINT))
-            again.daemon = True
-            again.start()
-            return
+            # A bare thread (``threading``'s start waits for it, and a second Ctrl-C
+            # in that wait would be printed here); a Ctrl-C meanwhile is sent again too.
+            while True:
+                try:
+                    _thread.start_new_thread(resend, ())
+                    return
+                except KeyboardInterrupt:
+                    continue
         previous(unraisable)
 
     sys.unraisablehook = hook

@@ -226,6 +226,7 @@ SKIP: dict[str, str] = {
     "mc.studies.figures": STUDY,
     "mc.studies.grid": STUDY,
     "mc.studies.manifest": STUDY,
+    "mc.studies.where": STUDY,
     "mc.studies.numpy_month": STUDY,
     "mc.studies.presets": STUDY,
     "mc.studies.sensitivity": STUDY,

@@ -109,7 +109,7 @@ def hardware_card(entry: Mapping[str, Any]) -> CardClass:
     for key in ("gpu", "model", "batch"):
         if key not in entry:
             v.fail("pool", entry, f"a hardware card needs {key} (gpu, model and batch, e.g. batch = 64)")
-    name = entry.pop("name", f"{entry['model']}@{entry['gpu']}")
+    name = entry.pop("name", "@".join(" ".join(str(entry[k]).split()) for k in ("model", "gpu")))  # one line
     price = entry_price(entry, f"pool.{name}")
     model, gpu = entry.pop("model"), entry.pop("gpu")
     return CardClass.from_serving(model, gpu, price, name=name, **{HARDWARE[k]: x for k, x in entry.items()})
@@ -164,7 +164,7 @@ def slo_card(entry: Mapping[str, Any], count: int | None = None) -> CardClass:
     for key in ("model", "gpu", "slo_ttft"):
         if key not in entry:
             v.fail("pool", entry, f"an SLO-rated card needs {key}")
-    name = entry.pop("name", f"{entry['model']}@{entry['gpu']}")
+    name = entry.pop("name", "@".join(" ".join(str(entry[k]).split()) for k in ("model", "gpu")))  # one line
     price = entry_price(entry, f"pool.{name}")
     search = {k: entry.pop(k, d) for k, d in SLO_SEARCH.items()}
     pool = None
