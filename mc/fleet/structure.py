@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _validate as v
-from ..kernels import NORMAL_MAX, normal, tree_sum, uniforms
+from ..kernels import NORMAL_MAX, normal, running_sum, tree_sum, uniforms
 from ..units import HOURS
 from .swing import Swing
 from .wander import Wander
@@ -116,18 +116,6 @@ def path(z: jax.Array, rho_: jax.Array, sd: jax.Array) -> jax.Array:
     _, rest = jax.lax.scan(advance, first, zt[1:])
     return jnp.moveaxis(jnp.concatenate([first[None], rest]), 0, -1)
 
-
-def running_sum(f: jax.Array) -> jax.Array:
-    """(..., n) inclusive prefix sums over the last axis, hour by hour (one ``lax.scan``:
-    the same additions in the same order for every row, whatever the batch)."""
-    ft = jnp.moveaxis(f, -1, 0)
-
-    def add(total, fh):
-        total = total + fh
-        return total, total
-
-    _, out = jax.lax.scan(add, jnp.zeros(ft.shape[1:], f.dtype), ft)
-    return jnp.moveaxis(out, 0, -1)
 
 def rho(hours: jax.Array) -> jax.Array:
     """``exp(−1 h / hours)``: an AR(1)'s correlation from one hour to the next."""

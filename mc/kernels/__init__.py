@@ -43,6 +43,7 @@ from .select import kth as kth
 from .select import order_key as order_key
 from .sums import compensated_scan as compensated_scan
 from .sums import int_cumsum as int_cumsum
+from .sums import running_sum as running_sum
 from .sums import scan_sum as scan_sum
 from .sums import tree_sum as tree_sum
 from .sums import two_sum as two_sum
@@ -50,5 +51,5 @@ from .sums import two_sum as two_sum
 __all__ = ["clock", "bits", "fingerprint", "bincount", "lanes_for", "best_first", "cover_count", "greedy_prefix", "materialise", "EVENT_SIZES", "TOKEN_BITS", "flat_month_sums", "month_sums",
            "overlap", "per_hour", "round_sums", "round_levels", "fixed_totals", "blocks", "exact", "ar1", "EXPONENTIAL_MAX", "NORMAL_MAX", "exponential", "normal",
            "poisson_capped", "poisson_cdf", "uniforms", "PAIRWISE_MAX", "lowest", "masked_median", "median",
-           "pairwise_rank", "in_rank_order", "rank", "select_rank", "sort_rank", "compensated_sum", "kth", "order_key", "compensated_scan", "int_cumsum", "scan_sum",
+           "pairwise_rank", "in_rank_order", "rank", "select_rank", "sort_rank", "compensated_sum", "kth", "order_key", "compensated_scan", "int_cumsum", "running_sum", "scan_sum",
            "tree_sum", "two_sum"]

@@ -57,10 +57,11 @@ def two_sum(a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
     return s, (a - (s - bb)) + (b - bb)
 
 
-def int_cumsum(x: jax.Array) -> jax.Array:
-    """Inclusive prefix sum of integers over the last axis (exact in any order), by one
-    ``lax.scan`` over it: every other axis is a lane of each step (XLA's cumulative
-    sum on a CPU is a windowed reduction, several times slower)."""
+def running_sum(x: jax.Array) -> jax.Array:
+    """Inclusive prefix sums over the last axis by one ``lax.scan``: every other axis is
+    a lane of each step, and each row's additions come in the same order whatever the
+    batch, so a row's bits do not depend on it (XLA's cumulative sum on a CPU is a
+    windowed reduction, several times slower)."""
     if x.shape[-1] == 0:
         return x
 
@@ -70,3 +71,9 @@ def int_cumsum(x: jax.Array) -> jax.Array:
 
     _, out = jax.lax.scan(add, jnp.zeros(x.shape[:-1], x.dtype), jnp.moveaxis(x, -1, 0))
     return jnp.moveaxis(out, 0, -1)
+
+
+def int_cumsum(x: jax.Array) -> jax.Array:
+    """Inclusive prefix sum of integers over the last axis: exact in any order
+    (``running_sum``)."""
+    return running_sum(x)
