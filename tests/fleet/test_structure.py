@@ -24,7 +24,8 @@ import pytest
 
 import mc
 from conftest import assert_numpy_month_agrees, assert_outputs_agree, batch_outcomes, month_draws, one_fast
-from mc import engine
+from mc import engine, presets
+from mc.studies import bench
 from mc.fleet import model, structure
 from mc._pytree import set_field
 from ref_fleet import month as ref_month
@@ -236,6 +237,22 @@ def test_months_do_not_depend_on_the_chunk():
         b = engine.sample(fn, sc, 12, seed=2, chunk=12)
         for col in a:
             np.testing.assert_array_equal(a[col], b[col], err_msg=col)
+
+
+@pytest.mark.slow  # two chunks of 4,096 months each
+@pytest.mark.parametrize("name", ["lemon-hunter-field", "golden-idler-steady"])
+def test_months_do_not_depend_on_a_long_chunk(name):
+    """A chunk long enough that XLA cuts its loops differently (4,096 months) gives
+    every month the bits of a short one (§6 on the field preset, §1 with every term
+    on): nothing the structure computes depends on how a chunk is laid out."""
+    sc = presets.get(name)
+    if sc.structure is None:
+        sc = sc.replace(bench.STRUCTURE)
+    fn = autoscaler.autoscaler_month if sc.autoscaler is not None else month.fleet_month
+    a = engine.sample(fn, sc, 4096, seed=1, chunk=16)
+    b = engine.sample(fn, sc, 4096, seed=1, chunk=4096)
+    for col in a:
+        np.testing.assert_array_equal(a[col], b[col], err_msg=col)
 
 
 # -- wander in law ----------------------------------------------------------------
