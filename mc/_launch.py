@@ -1,7 +1,8 @@
 """Ctrl-C at every moment of the ``mc`` command, from its first instruction.
 
-The command's first instructions are the package's imports (jax, NumPy, pandas:
-a second or more), run before ``mc.cli.main`` can install anything. So the
+The command's first instructions are imports (the package's, then its
+subcommand's: jax, NumPy, pandas, a second or more as ``mc.cli.main`` builds its
+parser), before the command can install anything of its own. So the
 package's ``__init__`` calls ``starting()`` first, with the standard library
 alone: when this process is the ``mc`` command (the console script, or
 ``python -m mc`` or ``python -m mc.cli``), a Ctrl-C until the command starts its work prints one
