@@ -19,71 +19,52 @@ NumPy month (``mc.studies.numpy_month``) are internals, reachable by their
 packages but not part of this face.
 """
 
+import importlib
+
 from . import _launch
 
 _launch.starting()  # the mc command: a Ctrl-C while it imports is exit 130 and one line
 
-from . import buy as buy  # noqa: E402
-from . import engine as engine
-from . import files as files
-from . import fleet as fleet
-from . import kernels as kernels
-from . import serving as serving
-from . import studies as studies
-from . import telemetry as telemetry
-from ._fields import declare as declare
-from ._validate import ParamError as ParamError
+from ._validate import ParamError as ParamError  # noqa: E402
 from ._version import __version__ as __version__
-from .buy import Procurement as Procurement
-from .buy import mix as mix
-from .files import load_procurement as load_procurement
-from .files import load_scenario as load_scenario
-from .fleet import BARGAIN as BARGAIN
-from .fleet import FLAGSHIP as FLAGSHIP
-from .fleet import OUTPUTS as OUTPUTS
-from .fleet import Autoscaler as Autoscaler
-from .fleet import CardClass as CardClass
-from .fleet import Checks as Checks
-from .fleet import Demand as Demand
-from .fleet import Dips as Dips
-from .fleet import Eviction as Eviction
-from .fleet import Lottery as Lottery
-from .fleet import Pool as Pool
-from .fleet import Result as Result
-from .fleet import Scenario as Scenario
-from .fleet import Swing as Swing
-from .fleet import Wander as Wander
-from .fleet import Window as Window
-from .fleet import draw as draw
-from .fleet import fleet_month as fleet_month
-from .fleet import outcome as outcome
-from .fleet import policies as policies
-from .fleet import presets as presets
-from .fleet import simulate as simulate
-from .fleet.policies import Policy as Policy
-from .fleet.policies import rule as rule
-from .serving import Serving as Serving
-from .serving import card as card
-from .serving import catalogue as catalogue
-from .serving import simulate_latency as simulate_latency
-from .serving import slo_rate as slo_rate
-from .studies import Calibration as Calibration
-from .studies import Sensitivity as Sensitivity
-from .studies import Sweep as Sweep
-from .studies import sweep as sweep
-from .studies.calibrate import calibrate as calibrate
-from .studies.sensitivity import sensitivity as sensitivity
-from .telemetry import emit as emit
-from .telemetry import fit as fit
+
+# What each public name is, imported when first asked for (``mc.simulate``, ``from mc
+# import card``), so ``import mc`` and the command line start without jax, NumPy and
+# pandas until a name that needs them is used (``mc --help`` in a tenth of a second).
+_PACKAGES = ("buy", "engine", "files", "fleet", "kernels", "serving", "studies", "telemetry")
+_NAMES = {
+    **dict.fromkeys(("declare",), "mc._fields"),
+    **dict.fromkeys(("Procurement", "mix"), "mc.buy"),
+    **dict.fromkeys(("load_procurement", "load_scenario"), "mc.files"),
+    **dict.fromkeys(("BARGAIN", "FLAGSHIP", "OUTPUTS", "Autoscaler", "CardClass", "Checks", "Demand", "Dips",
+                     "Eviction", "Lottery", "Pool", "Result", "Scenario", "Swing", "Wander", "Window", "draw",
+                     "fleet_month", "outcome", "policies", "presets", "simulate"), "mc.fleet"),
+    **dict.fromkeys(("Policy", "rule"), "mc.fleet.policies"),
+    **dict.fromkeys(("Serving", "card", "catalogue", "simulate_latency", "slo_rate"), "mc.serving"),
+    **dict.fromkeys(("Calibration", "Sensitivity", "Sweep", "sweep"), "mc.studies"),
+    **dict.fromkeys(("calibrate",), "mc.studies.calibrate"),
+    **dict.fromkeys(("sensitivity",), "mc.studies.sensitivity"),
+    **dict.fromkeys(("emit", "fit"), "mc.telemetry"),
+}
 
 # Names this package once had: each is a one-line error naming what replaced it.
 _RENAMED = {"procurement": "mc.buy", "procurement_presets": "mc.buy.presets", "numpy_month": "mc.studies.numpy_month"}
 
 
 def __getattr__(name: str):
+    if name in _PACKAGES:
+        return importlib.import_module(f"mc.{name}")  # Python sets it on the package as it loads
+    if name in _NAMES:
+        value = getattr(importlib.import_module(_NAMES[name]), name)
+        globals()[name] = value  # asked once
+        return value
     if name in _RENAMED:
         raise AttributeError(f"mc.{name} is now {_RENAMED[name]}")
     raise AttributeError(f"module 'mc' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_PACKAGES) | set(_NAMES))
 
 
 __all__ = [

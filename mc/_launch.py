@@ -1,10 +1,11 @@
 """Ctrl-C at every moment of the ``mc`` command, from its first instruction.
 
-The command's first instructions are the package's imports (jax, NumPy, pandas:
-a second or more), run before ``mc.cli.main`` can install anything. So the
+The command's first instructions are imports (the package's, then its
+subcommand's: jax, NumPy, pandas, a second or more as ``mc.cli.main`` builds its
+parser), before the command can install anything of its own. So the
 package's ``__init__`` calls ``starting()`` first, with the standard library
 alone: when this process is the ``mc`` command (the console script, or
-``python -m mc.cli``), a Ctrl-C until the command starts its work prints one
+``python -m mc`` or ``python -m mc.cli``), a Ctrl-C until the command starts its work prints one
 line and ends the process with exit 130 at once (nothing is written before the
 work starts). Imported as a library (``import mc``), nothing changes: Python's
 own ``KeyboardInterrupt``.
@@ -30,17 +31,18 @@ import _thread
 
 INTERRUPTED = 130
 _STATE = {"command": False, "name": "mc"}
+_MODULES = ("mc", "mc.__main__", "mc.cli", "mc.cli.__main__")  # python -m NAME runs the command
 
 
 def is_command() -> bool:
     """Whether this process runs the ``mc`` command: the console script ``mc``
-    or ``python -m mc.cli`` (as the interpreter was started)."""
+    or ``python -m mc`` / ``python -m mc.cli`` (as the interpreter was started)."""
     argv = list(getattr(sys, "orig_argv", None) or sys.argv)
     for i, word in enumerate(argv[1:], 1):
         if word == "-m":
-            return i + 1 < len(argv) and argv[i + 1] in ("mc.cli", "mc.cli.__main__")
+            return i + 1 < len(argv) and argv[i + 1] in _MODULES
         if word.startswith("-m"):
-            return word[2:] in ("mc.cli", "mc.cli.__main__")
+            return word[2:] in _MODULES
         if not word.startswith("-"):
             break
     return os.path.basename(sys.argv[0] if sys.argv else "") in ("mc", "mc.exe")

@@ -25,6 +25,9 @@ from mc.engine.progress import deferred_interrupts
     (["python", "-c", "import mc"], "-c", False),
     (["python", "script.py"], "script.py", False),
     (["python", "-m", "mc.clix"], "-m", False),
+    (["python", "-m", "mc", "run"], "-m", True),
+    (["python", "-mmc"], "-m", True),
+    (["python", "-m", "mcx"], "-m", False),
 ])
 def test_the_command_is_told_from_a_library_user(argv, prog, want, monkeypatch):
     monkeypatch.setattr(sys, "orig_argv", argv)

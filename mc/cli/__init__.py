@@ -13,15 +13,30 @@ import subprocess
 import sys
 import warnings
 
-from .. import _launch, files
+from .. import _launch
 from .. import _validate as v
 from .._validate import ParamError
 from .._version import __version__
-from ..engine.compile import cache_base, use_compile_cache
 
-# Subcommand modules, in the order ``mc --help`` lists them.
-COMMANDS = ["presets", "show", "run", "bench", "sweep", "calibrate", "sensitivity", "card", "buy", "latency",
-            "telemetry", "fit"]
+# Subcommand modules, in the order ``mc --help`` lists them, each with its line there.
+# A command imports its own module alone (jax, NumPy and pandas come with it), so
+# ``mc --help`` imports none; the lines are each module's own ``help`` (a test holds
+# them equal).
+SUMMARIES = {
+    "presets": "the presets side by side",
+    "show": "print a preset as a complete TOML file to start from",
+    "run": "simulate one scenario and print its summary",
+    "bench": "fleet-months per second: the engine against vectorized NumPy",
+    "sweep": "run a grid of scenarios into one tidy parquet table",
+    "calibrate": "the cheapest autoscaler setting within stated risks",
+    "sensitivity": "which parameter drives each verdict (Sobol indices)",
+    "card": "serving arithmetic: tok/s of one model on one GPU",
+    "buy": "own, rent or API: a procurement mix's month",
+    "latency": "p95 time to first token of one card under a batcher, or its SLO rate",
+    "telemetry": "synthetic telemetry of a scenario's cards, with the truth beside it",
+    "fit": "fit a scenario's lottery, dips and window noise to telemetry",
+}
+COMMANDS = list(SUMMARIES)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -29,13 +44,30 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_word(argv: list[str] | None) -> str:
+    """The subcommand ``argv`` names: its first word that is not an option (``mc``'s
+    own options take no value), or "" when there is none."""
+    for word in sys.argv[1:] if argv is None else argv:
+        if word == "--":
+            return ""
+        if not word.startswith("-"):
+            return word
+    return ""
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The ``mc`` parser. ``only``: the one subcommand to build in full (its module
+    imported); the others are listed by name and line alone, so a command imports
+    no other command's libraries. None: every subcommand in full."""
     parser = _Parser(prog="mc", description="Monte Carlo answers to money questions "
                      "about GPU inference fleets.")
     parser.add_argument("--version", action="version", version=f"mc {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for name in COMMANDS:
+        if only is not None and name != only:
+            sub.add_parser(name, help=SUMMARIES[name], add_help=False)
+            continue
         try:
             module = importlib.import_module(f"mc.cli.{name}")
         except ModuleNotFoundError as err:
@@ -58,6 +90,8 @@ _FLAGS_OK: set[str] = set()  # XLA_FLAGS values a probe (or the disk cache) acce
 def _flags_marker(flags: str) -> str:
     """The file that records ``flags`` passed a probe, per jax and jaxlib version."""
     import importlib.metadata as md
+
+    from ..engine.compile import cache_base
 
     try:
         versions = md.version("jax") + "/" + md.version("jaxlib")
@@ -106,11 +140,29 @@ def check_xla_flags() -> None:
            + "; XLA_FLAGS holds --name=value flags separated by spaces")
 
 
+def needs_backend(args) -> bool:
+    """Whether the command starts a device backend (and so compiles)."""
+    return args.command not in HOST_ONLY or (args.command == "card" and not args.no_slo)
+
+
+def compile_cache(args) -> None:
+    """The persistent compilation cache for a command that compiles
+    (``engine.compile.use_compile_cache``); a folder it cannot write is one warning
+    line (none with ``--quiet``) and the command runs without it."""
+    if not needs_backend(args):
+        return
+    from ..engine.compile import use_compile_cache
+
+    problem = use_compile_cache()
+    if problem is not None and not getattr(args, "quiet", False):
+        print(f"mc {args.command}: warning: {problem}", file=sys.stderr)
+
+
 def check_backend(args) -> None:
     """The device backend starts, before the command runs: one line naming
     ``JAX_PLATFORMS`` or ``XLA_FLAGS`` when it cannot (never a traceback, nor XLA
     stopping the process)."""
-    if args.command in HOST_ONLY and not (args.command == "card" and not args.no_slo):
+    if not needs_backend(args):
         return
     check_xla_flags()
     if getattr(args, "coordinator", None) is not None:
@@ -232,10 +284,10 @@ def main(argv: list[str] | None = None) -> int:
     decided it is ignored; and an interrupted process ends without the
     interpreter's teardown (``mc._launch``)."""
     command = argv is None and _launch.is_running_command()
-    written = len(files.WRITTEN)
+    written = _written()
     name = "mc"
     try:
-        parser = build_parser()
+        parser = build_parser(command_word(argv))
         args = parser.parse_args(argv)
         name = f"mc {args.command}"
         code = _run(parser, args, argv, command, written)
@@ -249,8 +301,19 @@ def main(argv: list[str] | None = None) -> int:
     return _launch.ending(code) if command else code
 
 
+def _written() -> int:
+    """How many files this process has written so far (``files.WRITTEN``): none
+    before the writers' module is loaded (a command loads it with its own module)."""
+    outputs = sys.modules.get("mc.files.outputs")
+    return len(outputs.WRITTEN) if outputs is not None else 0
+
+
 def _kept(written: int) -> str:
     """What an interrupted command wrote: nothing, or files each whole."""
+    if _written() <= written:
+        return "; nothing was written"
+    from .. import files
+
     new = files.WRITTEN[written:]
     if not new:
         return "; nothing was written"
@@ -261,9 +324,9 @@ def _kept(written: int) -> str:
 def _run(parser: argparse.ArgumentParser, args, argv: list[str] | None, command: bool, written: int) -> int:
     if command:
         _launch.starting(f"mc {args.command}")
-    use_compile_cache()
     _keep_undecodable_bytes()
     try:
+        compile_cache(args)
         check_backend(args)
         if command:
             _launch.working()

@@ -11,6 +11,7 @@ fit before anything runs (results never depend on the chunk).
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 from collections import OrderedDict
 from functools import lru_cache
@@ -209,12 +210,68 @@ def cache_base() -> str:
     return os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
 
 
-def use_compile_cache() -> None:
+CACHE_ENV = "MC_COMPILE_CACHE"  # a folder for the compiled steps, or off
+OFF_ENV = "MC_NO_COMPILE_CACHE"  # 1: off (as MC_COMPILE_CACHE=off)
+_TOLD: set[str] = set()  # folders already said to be unwritable in this process
+
+
+def cache_folder() -> str | None:
+    """Where compiled steps are kept between runs: ``MC_COMPILE_CACHE`` (a folder,
+    or ``off``), else ``cache_base()/mc/jax``; None when off (``MC_COMPILE_CACHE=off``
+    or ``MC_NO_COMPILE_CACHE=1``). A value neither names is one line naming it."""
+    off = os.environ.get(OFF_ENV, "")
+    if off.strip() not in ("", "0", "1"):
+        v.fail(OFF_ENV, off, "must be 1 (no compile cache) or 0 (the compile cache as MC_COMPILE_CACHE says)")
+    given = os.environ.get(CACHE_ENV, "").strip()
+    if off.strip() == "1" or given.lower() == "off":
+        return None
+    if given:
+        return os.path.abspath(os.path.expanduser(given))
+    return os.path.join(cache_base(), "mc", "jax")
+
+
+def _unwritable(folder: str) -> str | None:
+    """Why ``folder`` cannot hold the cache (made when missing), or None."""
+    try:
+        os.makedirs(folder, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".mc-probe-", dir=folder)
+        os.close(fd)
+        os.remove(probe)
+    except OSError as err:
+        return err.strerror or str(err)
+    return None
+
+
+def _config_value(name: str) -> Any:
+    """A jax option's value (``jax.config.read``; attribute access on releases without it)."""
+    read = getattr(jax.config, "read", None)
+    if read is not None:
+        try:
+            return read(name)
+        except (AttributeError, KeyError):  # pragma: no cover - a release that reads options otherwise
+            pass
+    return getattr(jax.config, name, None)
+
+
+def use_compile_cache() -> str | None:
     """Keep compiled steps between runs (a month compiles in seconds on a CPU; a
-    cached one loads in milliseconds), under ``cache_base()/mc/jax``.
+    cached one loads in a fraction of a second), in ``cache_folder()``.
     ``JAX_COMPILATION_CACHE_DIR`` wins, as does a folder already configured in
-    this process; ``MC_NO_COMPILE_CACHE=1`` turns it off."""
-    if os.environ.get("MC_NO_COMPILE_CACHE") or os.environ.get("JAX_COMPILATION_CACHE_DIR"):
-        return
-    if not jax.config.jax_compilation_cache_dir:
-        jax.config.update("jax_compilation_cache_dir", os.path.join(cache_base(), "mc", "jax"))
+    this process. A folder that cannot be made or written is not used: the return
+    value is then one line saying so (the run goes on, compiling as without a
+    cache; said once a process), else None. Results are the same bits either way:
+    a cached step is the same program."""
+    if os.environ.get("JAX_COMPILATION_CACHE_DIR"):
+        return None
+    folder = cache_folder()
+    if folder is None or _config_value("jax_compilation_cache_dir"):
+        return None
+    problem = _unwritable(folder)
+    if problem is not None:
+        if folder in _TOLD:
+            return None
+        _TOLD.add(folder)
+        return (f"the compile cache folder {folder} cannot be written ({problem}); compiling without it "
+                f"({CACHE_ENV}=FOLDER moves it, {CACHE_ENV}=off turns it off)")
+    jax.config.update("jax_compilation_cache_dir", folder)
+    return None
