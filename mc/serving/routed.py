@@ -40,7 +40,7 @@ from .routers import ROUTERS
 ROUTE_STREAM, SPEED_STREAM = 3, 4
 MAX_CARDS = 4096
 MAX_CELLS = 2**28  # cards x requests per replication: 1 GiB of routing lists
-TIMES = ("step_base", "step_kv", "prefill_token")  # divided by a card's speed
+TIMES = ("step_base", "step_kv", "prefill_token", "step_req", "prefill_base")  # divided by a card's speed
 POOL_TABLE = {**{k: c for k, c in COLUMNS.items() if k != "pass_slo"}, "slow_tail_share": Column("float", "share"),
               "slowest_speed": Column("float", "×"), "pass_slo": COLUMNS["pass_slo"]}
 POOL_COLUMNS = tuple(POOL_TABLE)
@@ -140,10 +140,14 @@ class RoutedPool:
 
 
 def speeds_of(key: jax.Array, pp: PoolParams) -> jax.Array:
-    """(cards,) float32 factors of one replication."""
+    """(cards,) float32 factors of one replication. A pool of replicas of ``tp``
+    cards (SPEC §11) draws ``cards · tp`` cards from the lottery, replica ``i`` being
+    cards ``i·tp .. i·tp + tp − 1``, and runs each replica at its slowest card's factor."""
     if pp.lottery is None:
         return jnp.asarray(pp.speed, jnp.float32)
-    return pp.lottery(jax.random.fold_in(key, SPEED_STREAM), pp.cards)
+    k = pp.queue.tp
+    drawn = pp.lottery(jax.random.fold_in(key, SPEED_STREAM), pp.cards * k)
+    return drawn if k == 1 else jnp.min(drawn.reshape(pp.cards, k), axis=1)
 
 
 def requests(key: jax.Array, pp: PoolParams) -> dict:
