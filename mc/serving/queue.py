@@ -114,7 +114,9 @@ def _drawn_lognormal_mean(mu: float, sigma: float, cap: int) -> float:
 
 @dataclass(frozen=True)
 class Serving:
-    """One model on one GPU under a batcher, and the requests it serves (SPEC §7, §7.1).
+    """One model on one GPU under a batcher, and the requests it serves (SPEC §7, §7.1);
+    with ``tp > 1``, on a replica of ``tp`` such cards stepping as one queue (SPEC §11:
+    each card's share of the weights and KV cache, and the replica's all-reduces).
 
     Arrivals: ``"poisson"``, ``"gamma"`` (renewal gaps with coefficient of variation
     ``cv``), or ``"log"`` (the default when a ``log`` is given: its own arrivals and lengths, a

@@ -6,7 +6,10 @@ step, and stays), arrivals from §7/§7.1 at the pool's rate, a router from
 ``mc.serving.routers``, and each card its own §7 batcher
 (``mc.serving.routedloop``). A replication draws what §7 draws from its key (so
 one card is §7 exactly), the router's uniforms from ``fold_in(key, 3)`` and,
-when the factors come from a lottery, the cards from ``fold_in(key, 4)``.
+when the factors come from a lottery, the cards from ``fold_in(key, 4)``. With a
+configuration of ``tp`` cards per replica (SPEC §11) each of the ``N`` is a replica:
+given factors are the replicas', and a lottery draws ``N · tp`` cards, each replica
+at its slowest card's factor.
 
 Choices beyond SPEC §9, stated here: the pool's utilisation is the mean of the
 cards' (each busy share of the pool's measured span); the slowest tenth is the
@@ -64,6 +67,8 @@ class RoutedPool:
     """``cards`` cards of the configuration ``serving`` behind ``router``, at the
     given ``speeds`` (default all 1) or drawn per replication by ``lottery`` (a
     hashable function ``(key, cards) -> (cards,)`` factors; ``mc.fleet.lottery.Speeds``).
+    With ``serving.tp > 1`` the cards are replicas of ``tp`` cards each: ``speeds``
+    gives each replica's factor, and the lottery draws ``cards · tp`` (``speeds_of``).
 
     Raises:
         ParamError: cards out of [1, 4096], an unknown router, speeds of the wrong
