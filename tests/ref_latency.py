@@ -20,7 +20,7 @@ import numpy as np
 
 def constants(p) -> dict:
     """The device parameters as float64 / int (the float32 values, exactly)."""
-    keys = ("rate", "gap_scale", "max_wait", "step_base", "step_kv", "prefill_token")
+    keys = ("rate", "gap_scale", "max_wait", "step_base", "step_kv", "prefill_token", "step_req", "prefill_base")
     out = {k: float(np.float32(getattr(p, k))) for k in keys}
     out.update(max_batch=int(p.max_batch), kv_tokens=int(p.kv_tokens), batcher=p.batcher, warmup=p.warmup,
                n=p.n)
@@ -54,7 +54,8 @@ def simulate(gap, prompt, answer, c: dict) -> dict:
         return len(group) <= mb and len(group) <= kv_tokens // max(final[j] for j in group)
 
     def prefill(t0: float, joiners: list[int]) -> float:
-        t1 = t0 + c["prefill_token"] * sum(prompt[j] for j in joiners)
+        # a replica's prefill also waits on its all-reduces' latency (0 on one card)
+        t1 = t0 + c["prefill_base"] + c["prefill_token"] * sum(prompt[j] for j in joiners)
         busy.append((t0, t1))
         for j in joiners:
             start[j], first[j] = t0, t1
@@ -67,7 +68,8 @@ def simulate(gap, prompt, answer, c: dict) -> dict:
     def decode(t0: float) -> float:
         for r in running:
             r["ctx"] += 1  # context at this step: prompt + k
-        d = c["step_base"] + c["step_kv"] * sum(r["ctx"] for r in running)
+        # a replica's step also all-reduces each running request's activations (0 on one card)
+        d = c["step_base"] + c["step_kv"] * sum(r["ctx"] for r in running) + c["step_req"] * len(running)
         steps.append((t0, len(running)))
         busy.append((t0, t0 + d))
         t1 = t0 + d

@@ -21,8 +21,8 @@ ARRIVE, CARD = 0, 1  # at one instant: the arrival first
 def simulate(arrival, prompt, answer, u, consts: list[dict], router: str, batcher: str) -> dict:
     """``arrival`` (N,) float64 s; ``prompt``, ``answer`` (N,) ints; ``u`` (N,) the
     router's uniforms; ``consts``: per card ``step_base``, ``step_kv``,
-    ``prefill_token`` (s, as the card runs them), ``max_batch``, ``max_wait``,
-    ``kv_tokens``. Returns per request ``card``, ``start``, ``first``, ``finish``."""
+    ``prefill_token`` and a replica's ``step_req``, ``prefill_base`` (s, as the card
+    runs them; absent: 0), ``max_batch``, ``max_wait``, ``kv_tokens``. Returns per request ``card``, ``start``, ``first``, ``finish``."""
     N, C = len(arrival), len(consts)
     prompt = [int(x) for x in prompt]
     answer = [int(x) for x in answer]
@@ -66,7 +66,7 @@ def simulate(arrival, prompt, answer, u, consts: list[dict], router: str, batche
 
     def prefill(c, t0, joiners):
         k = consts[c]
-        t1 = t0 + k["prefill_token"] * sum(prompt[j] for j in joiners)
+        t1 = t0 + k.get("prefill_base", 0.0) + k["prefill_token"] * sum(prompt[j] for j in joiners)
         for j in joiners:
             start[j], first[j] = t0, t1
             tokens_at[j].append(t1)
@@ -80,7 +80,8 @@ def simulate(arrival, prompt, answer, u, consts: list[dict], router: str, batche
         k = consts[c]
         for r in running[c]:
             r["ctx"] += 1
-        t1 = t0 + k["step_base"] + k["step_kv"] * sum(r["ctx"] for r in running[c])
+        t1 = (t0 + k["step_base"] + k["step_kv"] * sum(r["ctx"] for r in running[c])
+              + k.get("step_req", 0.0) * len(running[c]))
         for r in running[c]:
             r["left"] -= 1
             tokens_at[r["j"]].append(t1)

@@ -215,6 +215,7 @@ SKIP: dict[str, str] = {
     "mc.serving.latency.request_figures": DEVICE,
     "mc.serving.latency.requests": DEVICE,
     "mc.serving.latency.replication": DEVICE,
+    "mc.serving.allreduce_seconds": FORMULA,
     "mc.serving.kv_bytes_per_token": FORMULA,
     "mc.serving.prefill_seconds": FORMULA,
     "mc.serving.seats": FORMULA,

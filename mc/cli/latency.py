@@ -1,5 +1,6 @@
-"""``mc latency``: one card's queue under a batcher (SPEC §7, §7.1), at a rate, a load or
-to an SLO, under Poisson, gamma or a request log's traffic."""
+"""``mc latency``: one card's queue under a batcher (SPEC §7, §7.1), or one replica's of
+several cards (``--tp``, SPEC §11), at a rate, a load or to an SLO, under Poisson, gamma
+or a request log's traffic."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ def _serving(args, log) -> lat.Serving:
                        answer_max=args.answer_max, n=args.requests, warmup=args.warmup,
                        prefill_util=args.prefill_util, weight_bytes=args.weight_bytes, kv_bytes=args.kv_bytes,
                        arrivals=args.arrivals, cv=args.cv, lengths=args.lengths, log=log,
-                       block=args.block, replay=args.replay)
+                       block=args.block, replay=args.replay, tp=args.tp)
 
 
 def _check(args) -> tuple[lat.Serving, float, float | None]:
@@ -56,7 +57,8 @@ def _check(args) -> tuple[lat.Serving, float, float | None]:
     engine.check_run_args(1, args.seed, args.chunk)
     if args.price_hour is None:
         return s, rate, None
-    return s, rate, serving.tokens_per_dollar(1.0, v.positive("price-hour", args.price_hour))
+    # a replica's hour costs tp card-hours
+    return s, rate, serving.tokens_per_dollar(1.0, s.tp * v.positive("price-hour", args.price_hour))
 
 
 def traffic(s: lat.Serving, rate: float) -> dict:
@@ -115,7 +117,8 @@ def _table(res: lat.LatencyResult) -> list[str]:
 
 
 def _head(s: lat.Serving) -> str:
-    return (f"{s.model} on {s.gpu}, {s.batcher} batcher (max batch {s.max_batch}"
+    on = s.gpu if s.tp == 1 else f"a replica of {s.tp} x {s.gpu} (tensor parallel)"
+    return (f"{s.model} on {on}, {s.batcher} batcher (max batch {s.max_batch}"
             + (f", max wait {s.max_wait:g} s" if s.batcher == "static" else "") + f"; {s.slots} slots)")
 
 
@@ -166,7 +169,7 @@ def run(args) -> int:
              "slo_rated_tok_s": engine.figure(got.tok_s, units="tok/s"),
              "mean_answer": engine.figure(s.drawn_mean("answer"), units="tokens"), "tried": got.tried}
     if price is not None:
-        found["tokens_per_dollar"] = engine.figure(got.tokens_per_dollar(args.price_hour), units="tok/$")
+        found["tokens_per_dollar"] = engine.figure(got.tokens_per_dollar(s.tp * args.price_hour), units="tok/$")
     out = {"serving": s.as_dict(), "traffic": traffic(s, res.rate), "replications": res.replications,
            "seed": args.seed, "figures": res.figures(), "bands": res.bands(), "slo": found, "notes": notes}
     if args.json:
@@ -189,14 +192,17 @@ def register(sub) -> None:
     models = ", ".join(catalogue.MODELS)
     gpus = ", ".join(list(catalogue.GPUS) + list(catalogue.GPU_ALIASES))
     d = lat.Serving("8b", "h100")
-    p = sub.add_parser("latency", help="p95 time to first token of one card under a batcher, or its SLO rate",
+    p = sub.add_parser("latency", help="p95 time to first token of one card (or replica) under a batcher, or its "
+                       "SLO rate",
                        description="Simulate one card's queue: arrivals (Poisson, gamma, or a request log's, "
                        "bootstrapped in blocks or replayed), prompt and answer lengths (lognormal or the log's), a "
                        "static or continuous batcher, prefill and decode times from the serving arithmetic. At a "
                        "--rate, an offered --load, a log's own rate, or the highest rate meeting an SLO "
                        "(--slo-ttft) by bisection. Figures are medians over replications with a 95% interval "
                        "and the p5..p95 spread; replication i uses fold_in(key(seed), i). Every result states "
-                       "the offered load: rate / the rate a full batch of mean-length requests clears.")
+                       "the offered load: rate / the rate a full batch of mean-length requests clears. With --tp K the queue is a "
+                       "replica of K cards (tensor parallel): one queue whose steps and prefills are the replica's, "
+                       "all-reduces included; --cards then counts replicas.")
     p.add_argument("--model", required=True, help=f"model ({models})")
     p.add_argument("--gpu", required=True, help=f"GPU ({gpus})")
     p.add_argument("--batcher", choices=lat.BATCHERS, default=d.batcher,
@@ -247,6 +253,9 @@ def register(sub) -> None:
                    help=f"fraction of peak FLOP/s prefill reaches (default {d.prefill_util:g})")
     p.add_argument("--weight-bytes", type=float, default=d.weight_bytes, help="bytes per parameter (default 2)")
     p.add_argument("--kv-bytes", type=float, default=d.kv_bytes, help="bytes per KV element (default 2)")
+    p.add_argument("--tp", type=int, default=d.tp, metavar="K",
+                   help="cards per replica (tensor parallel): 1, 2, 4, 8, 16, 32 or 64; the queue is the replica's "
+                   "and --cards counts replicas (default 1: one card)")
     p.add_argument("--replications", type=int, default=None, help="replications (default 100; a replay: 1)")
     p.add_argument("--requests", type=int, default=None,
                    help=f"measured requests per replication (default {d.n}; a replay: every row after warm-up)")
@@ -254,7 +263,8 @@ def register(sub) -> None:
                    help=f"requests dropped at the start of each replication (default {d.warmup}; a replay: 0)")
     p.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     p.add_argument("--chunk", type=int, default=None, help="replications per device batch (default: automatic)")
-    p.add_argument("--price-hour", type=float, default=None, help="$ per card-hour, to add tokens per dollar")
+    p.add_argument("--price-hour", type=float, default=None,
+                   help="$ per card-hour, to add tokens per dollar (a replica costs --tp times that)")
     p.add_argument("--json", action="store_true", help="print a JSON object")
     routed_cli.add_args(p)
     add_progress(p, unit="replications")

@@ -19,16 +19,19 @@ from ._common import print_json
 def add_args(p) -> None:
     g = p.add_argument_group("a pool behind a router (docs/model.md §9)")
     g.add_argument("--cards", type=int, default=None,
-                   help="simulate N cards of this configuration behind a router, at the pool's --rate or --load")
+                   help="simulate N cards of this configuration behind a router, at the pool's --rate or --load "
+                   "(with --tp K: N replicas of K cards)")
     g.add_argument("--router", default=None, metavar="NAME",
                    help=f"{', '.join(ROUTERS)} (default least_requests): "
                    + "; ".join(f"{r.name}: {r.doc}" for r in ROUTERS.values()))
     s = g.add_mutually_exclusive_group()
     s.add_argument("--speeds", default=None, metavar="F1,F2,...",
-                   help="each card's speed factor (its step and prefill times divided by it); default all 1")
+                   help="each card's speed factor (its step and prefill times divided by it; with --tp, each "
+                   "replica's: its slowest card's); default all 1")
     s.add_argument("--scenario", default=None, metavar="FILE|PRESET",
                    help="draw the cards' factors from this scenario's quality lottery, lemons included, per "
-                   "replication; with lemons, the same pool with lemons replaced by median cards runs beside it")
+                   "replication (with --tp K, K cards per replica, each replica at its slowest card's factor); with "
+                   "lemons, the same pool with lemons replaced by median cards runs beside it")
 
 
 def wanted(args) -> bool:
@@ -95,7 +98,9 @@ def run(args, s: lat.Serving, traffic, head, table, progress) -> int:
                  "load": engine.figure(got.rate / pool.capacity_rate(), units=""),
                  "share_meeting": engine.figure(m["rate"], m["lo"], m["hi"], "share"),
                  "slo_rated_tok_s": engine.figure(got.tok_s, units="tok/s"),
-                 "slo_rated_tok_s_per_card": engine.figure(got.tok_s / pool.cards, units="tok/s"),
+                 "slo_rated_tok_s_per_card": engine.figure(got.tok_s / (pool.cards * s.tp), units="tok/s"),
+                 **({} if s.tp == 1 else
+                    {"slo_rated_tok_s_per_replica": engine.figure(got.tok_s / pool.cards, units="tok/s")}),
                  "mean_answer": engine.figure(s.drawn_mean("answer"), units="tokens"),
                  "tried": got.tried}
     if not res.replications:
@@ -121,7 +126,8 @@ def run(args, s: lat.Serving, traffic, head, table, progress) -> int:
     print(head(s))
     speeds = ("factors " + ",".join(f"{x:g}" for x in pool.speeds) if pool.speeds is not None else
               "factors all 1" if pool.lottery is None else f"factors drawn per replication: {pool.lottery!r}")
-    print(f"{pool.cards} cards behind {pool.router}; {speeds}")
+    units = "cards" if s.tp == 1 else f"replicas of {s.tp} cards ({pool.cards * s.tp} cards)"
+    print(f"{pool.cards} {units} behind {pool.router}; {speeds}")
     print(f"at {res.rate:.4g} requests/s to the pool: offered load {tr['load']:.3g} of the pool's "
           f"{tr['capacity_rate']:.4g} req/s")
     runs = "one replay" if s.replay else f"{res.replications} replications"
@@ -129,12 +135,14 @@ def run(args, s: lat.Serving, traffic, head, table, progress) -> int:
     if found is not None:
         print(f"pool SLO p{found['percentile']:g} TTFT <= {found['slo_ttft']:g} s: {rate:.4g} requests/s "
               f"(offered load {found['load']['value']:.3g}); SLO-rated {found['slo_rated_tok_s']['value']:,.0f} "
-              f"tok/s, {found['slo_rated_tok_s_per_card']['value']:,.0f} per card (the rate times the mean answer, "
+              f"tok/s, " + ("" if s.tp == 1 else f"{found['slo_rated_tok_s_per_replica']['value']:,.0f} per replica, ")
+              + f"{found['slo_rated_tok_s_per_card']['value']:,.0f} per card (the rate times the mean answer, "
               f"{found['mean_answer']['value']:,.1f} tokens)")
     print("\n".join(table(res)))
     f = out["figures"]["slow_tail_share"]
     u = sorted(out["per_card"]["utilisation"])
-    print(f"  slowest tenth of cards served {f['value']:.0%} of the p95 TTFT tail; card utilisation "
+    unit = "card" if s.tp == 1 else "replica"
+    print(f"  slowest tenth of {unit}s served {f['value']:.0%} of the p95 TTFT tail; {unit} utilisation "
           f"{u[0]:.3g} .. {u[len(u) // 2]:.3g} .. {u[-1]:.3g} (min, median, max)")
     if other is not None:
         c = out["lemons_replaced"]["ttft_p95_cost"]

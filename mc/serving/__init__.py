@@ -1,5 +1,5 @@
-"""Serving (SPEC §5, §7, §9): what one card does for one model, from its catalogue entry,
-its latency under a batcher, and a pool of cards behind a router."""
+"""Serving (SPEC §5, §7, §9, §11): what one card, or a replica of several, does for one
+model, from its catalogue entry, its latency under a batcher, and a pool behind a router."""
 
 from . import catalogue as catalogue
 from . import arrivals as arrivals
@@ -14,6 +14,7 @@ from . import traffic as traffic
 from .arithmetic import MEM_UTIL as MEM_UTIL
 from .arithmetic import PREFILL_UTIL as PREFILL_UTIL
 from .arithmetic import Card as Card
+from .arithmetic import allreduce_seconds as allreduce_seconds
 from .arithmetic import card as card
 from .arithmetic import kv_bytes_per_token as kv_bytes_per_token
 from .arithmetic import prefill_seconds as prefill_seconds
@@ -28,6 +29,6 @@ from .slo import SLORating as SLORating
 from .slo import slo_rate as slo_rate
 from .traffic import RequestLog as RequestLog
 
-__all__ = ["arrivals", "catalogue", "latency", "loop", "queue", "routed", "routedloop", "routers", "slo", "traffic", "RequestLog", "MEM_UTIL", "PREFILL_UTIL", "Card", "card", "kv_bytes_per_token", "prefill_seconds",
+__all__ = ["arrivals", "catalogue", "latency", "loop", "queue", "routed", "routedloop", "routers", "slo", "traffic", "RequestLog", "MEM_UTIL", "PREFILL_UTIL", "Card", "allreduce_seconds", "card", "kv_bytes_per_token", "prefill_seconds",
            "seats", "step_seconds", "tokens_per_dollar", "weight_bytes", "LatencyResult", "Serving", "SLORating",
            "simulate_latency", "slo_rate"]

@@ -45,7 +45,7 @@ class Queue(NamedTuple):
     active: jax.Array  # (R, 1) int32: active requests summed over those steps
 
 
-CONSTS = ("max_batch", "max_wait", "step_base", "step_kv", "prefill_token", "kv_tokens")
+CONSTS = ("max_batch", "max_wait", "step_base", "step_kv", "prefill_token", "kv_tokens", "step_req", "prefill_base")
 
 
 def _gather(x, idx):
@@ -106,7 +106,7 @@ def iteration(st: Queue, v: View, lin, lout, final, consts, s_t, static: bool, S
     ``t1``, the run's ``A``, ``B``, ``k`` and active count ``c``, joiners ``m``,
     one-token joiners ``one``, departures at the run's end ``done`` and the joiners'
     final contexts summed, ``tokens``."""
-    mb, mw, base, kvs, pf, kvt = (consts[k] for k in CONSTS)
+    mb, mw, base, kvs, pf, kvt, sreq, pfb = (consts[k] for k in CONSTS)
     f32, i32 = jnp.float32, jnp.int32
     lane = jnp.arange(S, dtype=i32)[None, :]
     at, limit = v.at, v.limit
@@ -127,6 +127,7 @@ def iteration(st: Queue, v: View, lin, lout, final, consts, s_t, static: bool, S
     joiner_lin = v.length(lin, j)
     prompt_tokens = jnp.sum(jnp.where(take, joiner_lin, 0), axis=1, keepdims=True, dtype=i32)
     pf_s = unfused(pf * prompt_tokens.astype(f32))  # rounded before any sum: the same bits with or without FMA
+    pf_s = jnp.where(m > 0, pf_s + pfb, pf_s)  # a replica's prefill: its all-reduces' latency (0 on one card)
     t1 = clock.add(t0, pf_s)
     aj = at(j)
     w_j, f_j = clock.sub(t0, aj), clock.sub(t1, aj)
@@ -150,8 +151,9 @@ def iteration(st: Queue, v: View, lin, lout, final, consts, s_t, static: bool, S
     act = left > 0
     c = jnp.sum(act, axis=1, keepdims=True, dtype=i32)
     X = jnp.sum(jnp.where(act, ctx, 0), axis=1, keepdims=True, dtype=i32)
-    with wide():  # base + kvs·X rounded once (as a fused multiply-add would), on every CPU
-        A = (base.astype(jnp.float64) + kvs.astype(jnp.float64) * X.astype(jnp.float64)).astype(f32)
+    with wide():  # base + kvs·X (+ a replica's all-reduce, sreq·c) rounded once, on every CPU
+        A = (base.astype(jnp.float64) + kvs.astype(jnp.float64) * X.astype(jnp.float64)
+             + sreq.astype(jnp.float64) * c.astype(jnp.float64)).astype(f32)
     B = kvs * c.astype(f32)
     kmax = jnp.min(jnp.where(act, left, 2**30), axis=1, keepdims=True)
     if static:

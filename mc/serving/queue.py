@@ -24,7 +24,7 @@ from .. import _validate as v
 from .._fields import Field, check_fields, declare
 from .._pytree import pytree_dataclass, set_field
 from . import catalogue
-from .arithmetic import INPUTS, kv_bytes_per_token, weight_bytes
+from .arithmetic import ACTIVATION_BYTES, INPUTS, TP, check_fits, check_tp, kv_bytes_per_token, weight_bytes
 from .traffic import BLOCK as LOG_BLOCK
 from .traffic import RequestLog, check_block
 
@@ -48,7 +48,7 @@ F32_TINY = float(np.finfo(np.float32).tiny)
 F32_MAX = float(np.finfo(np.float32).max)
 
 
-@pytree_dataclass(static=("batcher", "slots", "n", "warmup", "arrivals", "lengths", "replay"))
+@pytree_dataclass(static=("batcher", "slots", "n", "warmup", "arrivals", "lengths", "replay", "tp"))
 class Params:
     """What the device needs for one arrival rate. Leaves are NumPy scalars or, for a
     log, (rows,) arrays (None without one)."""
@@ -60,6 +60,8 @@ class Params:
     step_base: Any  # () float32 s: weight bytes / bandwidth
     step_kv: Any  # () float32 s per token of context in a step: KV bytes per token / bandwidth
     prefill_token: Any  # () float32 s per prompt token: 2 · params / (peak · utilisation)
+    step_req: Any  # () float32 s per active request in a step: a replica's all-reduce of its activations (0: one card)
+    prefill_base: Any  # () float32 s per prefill: a replica's all-reduces' latency (0: one card)
     kv_tokens: Any  # () int32 tokens of KV cache beside the weights
     prompt_mu: Any  # () float32: log-mean of the lognormal
     prompt_sigma: Any  # () float32: log-sd (0: fixed)
@@ -85,6 +87,7 @@ class Params:
     arrivals: str = "poisson"
     lengths: str = "lognormal"
     replay: bool = False
+    tp: int = 1  # cards per replica: a pool's lottery draws this many per replica
 
 
 def _request_log(field: str, value: Any) -> RequestLog:
@@ -111,7 +114,9 @@ def _drawn_lognormal_mean(mu: float, sigma: float, cap: int) -> float:
 
 @dataclass(frozen=True)
 class Serving:
-    """One model on one GPU under a batcher, and the requests it serves (SPEC §7, §7.1).
+    """One model on one GPU under a batcher, and the requests it serves (SPEC §7, §7.1);
+    with ``tp > 1``, on a replica of ``tp`` such cards stepping as one queue (SPEC §11:
+    each card's share of the weights and KV cache, and the replica's all-reduces).
 
     Arrivals: ``"poisson"``, ``"gamma"`` (renewal gaps with coefficient of variation
     ``cv``), or ``"log"`` (the default when a ``log`` is given: its own arrivals and lengths, a
@@ -160,18 +165,19 @@ class Serving:
                                      doc="request log of the card's traffic")
     block: float | None = declare(**vars(LOG_BLOCK))
     replay: bool = declare(False, kind="flag", doc="play the whole log once")
+    tp: int = declare(**vars(TP))
 
     def __post_init__(self):
         set_ = partial(set_field, self)
         check_fields(self, "")
         m, g = catalogue.model(self.model), catalogue.gpu(self.gpu)
+        check_tp("tp", self.tp)
         self._check_traffic(set_)
-        weights = weight_bytes(m.params, self.weight_bytes)
+        total = weight_bytes(m.params, self.weight_bytes)
         usable = self.mem_util * g.memory
-        if weights >= usable:
-            v.fail("weight_bytes", self.weight_bytes, f"{m.name} weights take {weights:.4g} bytes but {g.name} "
-                   f"has {usable:.4g} usable ({self.mem_util:g} x {g.memory:.4g}); use fewer bytes per parameter")
-        kv = kv_bytes_per_token(m.layers, m.kv_heads, m.head_dim, self.kv_bytes)
+        check_fits(m, g, total, usable, self.tp, self.weight_bytes, self.mem_util)
+        weights = total / self.tp  # each card's share of a replica (the whole at tp = 1, exactly)
+        kv = kv_bytes_per_token(m.layers, m.kv_heads, m.head_dim, self.kv_bytes, self.tp)
         # floor(free / (kv · ctx)) >= count  <=>  count · ctx <= floor(free / kv), ctx an integer.
         tokens = min(math.floor((usable - weights) / kv), 2**31 - 1)
         longest = self.longest_context()
@@ -282,10 +288,20 @@ class Serving:
     def constants(self) -> dict[str, float]:
         """§5's formulas per unit, in float64: seconds per decode step at zero
         context (``step_base``), per token of context in a step (``step_kv``), per
-        prompt token of prefill (``prefill_token``)."""
+        prompt token of prefill (``prefill_token``); for a replica of ``tp`` cards
+        (SPEC §11) each card's share, and its all-reduces: per active request in a
+        step (``step_req``), per prefill (``prefill_base``, the links' latency; the
+        per-token part is in ``prefill_token``), both 0 at ``tp = 1``."""
         m, g = catalogue.model(self.model), catalogue.gpu(self.gpu)
-        return {"step_base": self._weights / g.bandwidth, "step_kv": self._kv / g.bandwidth,
-                "prefill_token": 2 * m.params / (g.flops * self.prefill_util)}
+        c = {"step_base": self._weights / g.bandwidth, "step_kv": self._kv / g.bandwidth,
+             "prefill_token": 2 * m.params / (g.flops * self.prefill_util), "step_req": 0.0, "prefill_base": 0.0}
+        if self.tp == 1:
+            return c
+        k, layers = self.tp, 2 * m.layers  # two all-reduces per layer
+        ring = layers * 2 * (k - 1) / k * m.hidden * ACTIVATION_BYTES / g.link_bandwidth  # s per token all-reduced
+        latency = layers * g.link_latency
+        return {"step_base": c["step_base"] + latency, "step_kv": c["step_kv"], "step_req": ring,
+                "prefill_token": 2 * m.params / (k * g.flops * self.prefill_util) + ring, "prefill_base": latency}
 
     def capacity_rate(self) -> float:
         """Requests/s a full batch of mean-length requests would clear: prefill of
@@ -294,7 +310,10 @@ class Serving:
         c = self.constants()
         lin, lout, b = self.mean_length("prompt"), self.mean_length("answer"), self.slots
         step = c["step_base"] + c["step_kv"] * b * (lin + 0.5 * lout)
-        return 1.0 / (c["prefill_token"] * lin + max(lout - 1.0, 0.0) * step / b)
+        if self.tp == 1:
+            return 1.0 / (c["prefill_token"] * lin + max(lout - 1.0, 0.0) * step / b)
+        step += c["step_req"] * b  # a replica: the batch's all-reduces, and one prefill's latency shared by it
+        return 1.0 / (c["prefill_token"] * lin + c["prefill_base"] / b + max(lout - 1.0, 0.0) * step / b)
 
     def own_rate(self) -> float | None:
         """The log's own rate (requests/s) when arrivals come from it, else None."""
@@ -331,7 +350,7 @@ class Serving:
         slo = math.inf if slo_ttft is None else SLO_TTFT.check("slo_ttft", slo_ttft)
         c = self.constants()
         for name, x in c.items():
-            if not F32_TINY < x < F32_MAX:
+            if not F32_TINY < x < F32_MAX and not (x == 0 and self.tp == 1 and name in ("step_req", "prefill_base")):
                 v.fail(name, x, "must be a normal float32 (the card's constants are out of range)")
         f, i = np.float32, np.int32
         pm, ps = _lognormal(self.prompt_mean, self.prompt_cv)
@@ -344,13 +363,14 @@ class Serving:
         top = max(self.log.span - self.block, 0.0) if self.arrivals == "log" and not self.replay else 0.0
         return Params(rate=f(rate), gap_scale=f((own or 1.0) / rate), max_batch=i(self.max_batch),
                       max_wait=f(self.max_wait), step_base=f(c["step_base"]), step_kv=f(c["step_kv"]),
-                      prefill_token=f(c["prefill_token"]), kv_tokens=i(self.kv_tokens), prompt_mu=f(pm),
+                      prefill_token=f(c["prefill_token"]), step_req=f(c["step_req"]),
+                      prefill_base=f(c["prefill_base"]), kv_tokens=i(self.kv_tokens), prompt_mu=f(pm),
                       prompt_sigma=f(ps), prompt_fixed=i(self.longest("prompt")), prompt_max=i(self.prompt_max),
                       answer_mu=f(am), answer_sigma=f(as_), answer_fixed=i(self.longest("answer")),
                       answer_max=i(self.answer_max), percentile=f(percentile), slo_ttft=f(slo),
                       gamma_shape=f(1.0 / (self.cv * self.cv)), block=f(self.block), offset_top=f(top), **logs,
                       batcher=self.batcher, slots=self.slots, n=self.n, warmup=self.warmup,
-                      arrivals=self.arrivals, lengths=self.lengths, replay=self.replay)
+                      arrivals=self.arrivals, lengths=self.lengths, replay=self.replay, tp=self.tp)
 
     def as_dict(self) -> dict:
         """Plain fields (the log as its ``describe()``)."""

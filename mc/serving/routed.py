@@ -6,7 +6,10 @@ step, and stays), arrivals from §7/§7.1 at the pool's rate, a router from
 ``mc.serving.routers``, and each card its own §7 batcher
 (``mc.serving.routedloop``). A replication draws what §7 draws from its key (so
 one card is §7 exactly), the router's uniforms from ``fold_in(key, 3)`` and,
-when the factors come from a lottery, the cards from ``fold_in(key, 4)``.
+when the factors come from a lottery, the cards from ``fold_in(key, 4)``. With a
+configuration of ``tp`` cards per replica (SPEC §11) each of the ``N`` is a replica:
+given factors are the replicas', and a lottery draws ``N · tp`` cards, each replica
+at its slowest card's factor.
 
 Choices beyond SPEC §9, stated here: the pool's utilisation is the mean of the
 cards' (each busy share of the pool's measured span); the slowest tenth is the
@@ -40,7 +43,7 @@ from .routers import ROUTERS
 ROUTE_STREAM, SPEED_STREAM = 3, 4
 MAX_CARDS = 4096
 MAX_CELLS = 2**28  # cards x requests per replication: 1 GiB of routing lists
-TIMES = ("step_base", "step_kv", "prefill_token")  # divided by a card's speed
+TIMES = ("step_base", "step_kv", "prefill_token", "step_req", "prefill_base")  # divided by a card's speed
 POOL_TABLE = {**{k: c for k, c in COLUMNS.items() if k != "pass_slo"}, "slow_tail_share": Column("float", "share"),
               "slowest_speed": Column("float", "×"), "pass_slo": COLUMNS["pass_slo"]}
 POOL_COLUMNS = tuple(POOL_TABLE)
@@ -64,6 +67,8 @@ class RoutedPool:
     """``cards`` cards of the configuration ``serving`` behind ``router``, at the
     given ``speeds`` (default all 1) or drawn per replication by ``lottery`` (a
     hashable function ``(key, cards) -> (cards,)`` factors; ``mc.fleet.lottery.Speeds``).
+    With ``serving.tp > 1`` the cards are replicas of ``tp`` cards each: ``speeds``
+    gives each replica's factor, and the lottery draws ``cards · tp`` (``speeds_of``).
 
     Raises:
         ParamError: cards out of [1, 4096], an unknown router, speeds of the wrong
@@ -140,10 +145,14 @@ class RoutedPool:
 
 
 def speeds_of(key: jax.Array, pp: PoolParams) -> jax.Array:
-    """(cards,) float32 factors of one replication."""
+    """(cards,) float32 factors of one replication. A pool of replicas of ``tp``
+    cards (SPEC §11) draws ``cards · tp`` cards from the lottery, replica ``i`` being
+    cards ``i·tp .. i·tp + tp − 1``, and runs each replica at its slowest card's factor."""
     if pp.lottery is None:
         return jnp.asarray(pp.speed, jnp.float32)
-    return pp.lottery(jax.random.fold_in(key, SPEED_STREAM), pp.cards)
+    k = pp.queue.tp
+    drawn = pp.lottery(jax.random.fold_in(key, SPEED_STREAM), pp.cards * k)
+    return drawn if k == 1 else jnp.min(drawn.reshape(pp.cards, k), axis=1)
 
 
 def requests(key: jax.Array, pp: PoolParams) -> dict:

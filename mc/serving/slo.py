@@ -156,12 +156,12 @@ CARD_SEARCH = dict(percentile=95.0, share=0.9, replications=24, rel_tol=0.05)
 
 def card_queue(c: Card) -> Serving:
     """The queue ``card_rating`` searches for card ``c``: ``CARD_QUEUE`` with the
-    card's model, GPU, batch and lengths, its replication lengthened to the seats
+    card's model, GPU, cards per replica, batch and lengths, its replication lengthened to the seats
     rule (``latency.short_of_seats``) where the batch needs it."""
     prompt, answer = max(c.prompt, 1), max(c.context - c.prompt, 1)
     kw = dict(max_batch=c.batch, prompt_mean=prompt, answer_mean=answer, prompt_max=prompt, answer_max=answer,
               weight_bytes=c.weight_bytes_per_param, kv_bytes=c.kv_bytes_per_element, mem_util=c.mem_util,
-              prefill_util=c.prefill_util)
+              prefill_util=c.prefill_util, tp=c.tp)
     s = Serving(c.model, c.gpu, **{**CARD_QUEUE, **kw})
     n = max(s.n, TURNOVERS * s.slots)
     warmup = max(s.warmup, s.slots - math.floor(FILL_SHARE * n))
@@ -176,7 +176,8 @@ def card_rating(c: Card, slo_ttft: float) -> dict:
     p95 TTFT is at most ``slo_ttft`` s with probability 90% over replications
     (``slo_rate``), under a continuous batcher of the card's batch serving its own
     requests (``card_queue``), times its answer tokens; ``{"met": False, "reason"}``
-    when no rate meets it."""
+    when no rate meets it. For a replica (``c.tp > 1``) the rating is the replica's,
+    with ``tok_s_per_card`` beside it."""
     s = card_queue(c)
     out = {"slo_ttft": slo_ttft, **{k: CARD_SEARCH[k] for k in ("percentile", "share", "replications")},
            "queue": {"arrivals": "poisson", "batcher": "continuous", "max_batch": c.batch,
@@ -185,8 +186,9 @@ def card_rating(c: Card, slo_ttft: float) -> dict:
         got = slo_rate(s, slo_ttft, **CARD_SEARCH)
     except v.ParamError as err:  # an SLO no rate meets is an answer here, not an input error
         return {**out, "met": False, "reason": str(err).split(": ", 1)[-1]}
+    per_card = {} if c.tp == 1 else {"tok_s_per_card": figure(got.tok_s / c.tp, units="tok/s")}
     return {**out, "met": True, "rate": figure(got.rate, units="req/s"),
-            "tok_s": figure(got.tok_s, units="tok/s"), "throughput": figure(got.throughput, units="tok/s"),
+            "tok_s": figure(got.tok_s, units="tok/s"), **per_card, "throughput": figure(got.throughput, units="tok/s"),
             "load": figure(got.load, units="")}
 
 
@@ -198,7 +200,8 @@ def format_card_rating(r: dict) -> str:
                "answers")
     if not r["met"]:
         return f"SLO-rated         none: {r['reason']} ({assumed})"
-    return (f"SLO-rated        {r['tok_s']['value']:,.1f} tok/s at {r['rate']['value']:.4g} req/s ({assumed}); "
+    card = f" ({r['tok_s_per_card']['value']:,.1f} per card)" if "tok_s_per_card" in r else ""
+    return (f"SLO-rated        {r['tok_s']['value']:,.1f} tok/s{card} at {r['rate']['value']:.4g} req/s ({assumed}); "
             f"the aggregate above is every seat busy with no queue")
 
 
