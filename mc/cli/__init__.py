@@ -30,9 +30,9 @@ SUMMARIES = {
     "sweep": "run a grid of scenarios into one tidy parquet table",
     "calibrate": "the cheapest autoscaler setting within stated risks",
     "sensitivity": "which parameter drives each verdict (Sobol indices)",
-    "card": "serving arithmetic: tok/s of one model on one GPU",
+    "card": "serving arithmetic: tok/s of one model on one GPU (or a replica of several)",
     "buy": "own, rent or API: a procurement mix's month",
-    "latency": "p95 time to first token of one card under a batcher, or its SLO rate",
+    "latency": "p95 time to first token of one card (or replica) under a batcher, or its SLO rate",
     "telemetry": "synthetic telemetry of a scenario's cards, with the truth beside it",
     "fit": "fit a scenario's lottery, dips and window noise to telemetry",
 }

@@ -12,7 +12,8 @@ the layers that cannot change a stored number (``NOT_ARITHMETIC``):
   ``studies/calibrate/_text.py``, ``files/comments.py`` (``mc show``),
   ``files/fielddocs.py`` (fields' units and meanings), ``telemetry/plot.py``
   (``mc fit --figure``);
-- the progress bar, ``engine/progress.py``;
+- the progress bar, ``engine/progress.py``; the process's start and its Ctrl-C,
+  ``__main__.py`` and ``_launch.py``;
 - the bookkeeping of results: ``studies/store.py``, ``studies/manifest.py``,
   ``studies/where.py`` (where a result ran: a record, not an identity) and this module.
 
@@ -36,7 +37,7 @@ PACKAGE = Path(__file__).resolve().parents[1]  # mc/
 NOT_ARITHMETIC = ("cli/", "fleet/report.py", "buy/report.py", "studies/presets.py", "studies/benchreport.py",
                   "studies/calibrate/_text.py", "files/comments.py", "files/fielddocs.py", "telemetry/plot.py",
                   "engine/progress.py", "studies/store.py", "studies/manifest.py", "studies/madeby.py",
-                  "studies/where.py")
+                  "studies/where.py", "__main__.py", "_launch.py")
 DIGITS = 16  # hex digits of the digest kept
 
 

@@ -39,6 +39,9 @@ BAD = [
     ({"gpu": "h100", "model": "llama-3-8b", "price_hour": 2.5}, "needs batch"),
     ({"gpu": "h100", "model": "llama-3-8b", "batch": 64, "price_hour": 2.5, "colour": "red"}, "pool.colour"),
     ({"gpu": "h100", "model": "llama-3-8b", "batch": 64, "price_hour": -1}, "price_hour=-1"),
+    ({"gpu": "h100", "model": "llama-3-8b", "batch": 64, "price_hour": 2.5, "tp": 2}, "pool.tp=2: is a replica"),
+    ({"gpu": "h100", "model": "llama-3-8b", "rated_from": "slo", "slo_ttft": 0.5, "price_hour": 2.5, "tp": 2},
+     "pool.tp=2: is a replica"),
     ({"name": "x", "rated": 7000.0}, "exactly one price"),
     ({"rated": 7000.0, "price_month": 10.0}, "a custom card needs"),
 ]
