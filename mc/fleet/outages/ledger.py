@@ -80,26 +80,33 @@ def settle(pc: Pieces, h: Hold, t0: jax.Array, t1: jax.Array, rent: jax.Array, p
     warm = jnp.sum(own, dtype=jnp.int32) + jnp.sum(rec_cents, dtype=jnp.int32)
     spot_bill = (jnp.sum(jnp.where(pc.spot, own, 0), dtype=jnp.int32)
                  + jnp.sum(jnp.where(h.rec_spot, rec_cents, 0), dtype=jnp.int32))
-    # Capacity: gains while counted, the dips' losses while their owner counts.
+    # Capacity: gains while counted, the dips' losses while their owner counts. A card
+    # counted all round adds to the round's rate; the rest are intervals, and an empty
+    # interval weighs nothing (the fixed point's scale follows the weights' sum).
+    full = pc.present & (a <= t0[:, None]) & (b >= t1[:, None])
     dlo, dhi = jnp.maximum(pc.lo, pc.join[..., None]), jnp.minimum(pc.hi, pc.exit[..., None])
-    gain_own = jnp.where(pc.present, -pc.rate, 0.0)
-    gain_rec = jnp.where(placed, -h.rec_rate, 0.0)
+    gain_own = jnp.where(pc.present & ~full & (b > a), -pc.rate, 0.0)
+    gain_rec = jnp.where(placed & (rb > ra), -h.rec_rate, 0.0)
+    loss = jnp.where(dhi > dlo, pc.weight, 0.0)
     zero = jnp.int32(0)
 
     def groups(only_spot):
         def pick(w, spot):
             return jnp.where(spot, w, 0.0) if only_spot else w
         return ((a, b, pick(gain_own, pc.spot), zero), (ra, rb, pick(gain_rec, h.rec_spot), zero),
-                (dlo, dhi, pick(pc.weight, pc.dip_spot), zero))
+                (dlo, dhi, pick(loss, pc.dip_spot), zero))
+
+    def rate(only_spot):
+        on = full & pc.spot if only_spot else full
+        return jax.vmap(tree_sum)(jnp.where(on, pc.rate, 0.0))
 
     live = jnp.ones((rounds, 1), bool)
-    rate = jnp.zeros(rounds, jnp.float32)
-    t = round_sums(groups(False), live, rate, demand, period) * (SECONDS / HOURS)
+    t = round_sums(groups(False), live, rate(False), demand, period) * (SECONDS / HOURS)
     tok = accounting.Tokens(t[0], t[1], t[2], t[3])
     share = jnp.zeros((), jnp.float32)
     if any_spot:
-        level, d, kk = round_levels(groups(False), live, rate, demand, period)
-        spot_level, _, ks = round_levels(groups(True), live, rate, demand, period)
+        level, d, kk = round_levels(groups(False), live, rate(False), demand, period)
+        spot_level, _, ks = round_levels(groups(True), live, rate(True), demand, period)
         cap = jnp.maximum(level, 0.0) * jnp.ldexp(jnp.float32(1.0), -kk)
         served = jnp.minimum(d * jnp.ldexp(jnp.float32(1.0), -kk), cap)
         spot_cap = jnp.clip(spot_level * jnp.ldexp(jnp.float32(1.0), -ks), 0.0, cap)

@@ -79,8 +79,9 @@ def static(pool, failures, spot, failover: bool) -> Static | None:
         zone_of[mask] = np.arange(int(mask.sum())) % zones
         n_lone = cap(float(spot.rate))
         # Up spells end as a Poisson process in the zone's time up (at most 730 h), and
-        # down spells likewise: so many cycles cover the month but for the tail.
-        n_cycles = 1 + max(cap(HOURS / float(spot.up_hours)), cap(HOURS / float(spot.down_hours)))
+        # down spells likewise in its time down; spells alternate, so the spells of
+        # either state begun in the month number at most 2 + the fewer completed.
+        n_cycles = 2 + min(cap(HOURS / float(spot.up_hours)), cap(HOURS / float(spot.down_hours)))
     return Static(failures=rate > 0, spot=tuple(bool(x) for x in mask), zone_of=tuple(int(z) for z in zone_of),
                   zones=zones, n_fail=cap(rate), n_lone=n_lone, n_cycles=n_cycles, failover=bool(failover))
 

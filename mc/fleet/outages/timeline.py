@@ -151,7 +151,7 @@ def run(s, h: Hold, env: Env, t0: jax.Array, t1: jax.Array, k: jax.Array, sc) ->
         s = s._replace(lo=jnp.where(d, jnp.where(own, jnp.maximum(tau, s.start)[:, None], tau[:, None]), s.lo),
                        hi=jnp.where(d, jnp.where(own, env.dip_end, tau[:, None]), s.hi),
                        weight=jnp.where(d, jnp.where(own, env.depth * s.rate[:, None], 0.0), s.weight))
-        h = h._replace(dip_spot=jnp.where(d, own & h.spot[:, None], h.dip_spot), ptr=h.ptr + active)
+        h = h._replace(dip_spot=jnp.where(d, own & h.spot[:, None], h.dip_spot), ptr=h.ptr + active.astype(jnp.int32))
         return s, h, first
 
     first = jnp.full(h.placed.shape, t1, jnp.float32)
