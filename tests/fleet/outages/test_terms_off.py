@@ -39,6 +39,8 @@ def test_terms_off_are_todays_bits(name):
     sc = mc.presets.get(name)
     assert sc.outages is None
     assert fingerprint(sc) == BEFORE[name]
+    if name == "golden-idler":  # the fast tier's case: one compile
+        return
     off = sc.replace({"failures.rate": 0.0, "failures.replace_hours": 5.0})
     if sc.autoscaler is not None:
         off = off.replace({"autoscaler.failover": False})
