@@ -44,7 +44,7 @@ class CardClass:
     price: float = declare(lo=0.01, hi=MAX_POOL_CENTS / 100, unit="$ per card-month", doc="price p")
     # SPEC §10: a spot card bills ``spot.price_factor`` × price and can be preempted.
     market: str = declare("on-demand", kind="choice", options=MARKETS,
-                          doc="where the class is rented: on-demand, or spot (SPEC §10)")
+                          doc="where the class is rented: on-demand, or spot (§10)")
 
     def __post_init__(self):
         _name("card.name", self.name)  # first: the other fields' errors are named by it

@@ -26,7 +26,7 @@ class Autoscaler:
     strikes: int = declare(1, lo=1, kind="integer", unit="rounds", doc="consecutive marked rounds before an eviction")
     min_age: float = declare(0.0, lo=0.0, unit="h", doc="hours served before a card may be evicted")
     # SPEC §10: when a run slot empties between rounds, the best scored spare joins the run set.
-    failover: bool = declare(True, kind="flag", doc="a spare takes an emptied run slot's place at once (SPEC §10)")
+    failover: bool = declare(True, kind="flag", doc="a spare takes an emptied run slot's place at once (§10)")
 
     def __post_init__(self):
         check_fields(self, "autoscaler")
