@@ -356,18 +356,19 @@ def outcome(d: Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Arr
                   first=jnp.full((), HOURS, jnp.int32), run_hours=jnp.zeros((), jnp.float32))
     (end, tally), trace = jax.lax.scan(lambda c, x: round_step(c, x, fixed, sc), (slots, tally), xs)
 
-    if sc.outages is not None:
-        return outages_outcome(d, sc, xs, fixed, end, tally, trace, rate0, hourly_demand, cards)
+    if sc.outages is not None:  # SPEC §10: its own ledger, and the ideal at billed prices
+        factor = sc.spot.price_factor if sc.outages.any_spot else None
+        ideal = ideal_bill(rate0, hourly_demand, sc, factor)
+        out = outage_seam.outcome(xs, fixed, end, tally, trace, hourly_demand, ideal, month.report, sc)
+        if cards:
+            out.update(rate=trace.rate, score=trace.score, evicted=trace.evicted, run=trace.run)
+        return out
     if sc.structure is None:
         tok = accounting.round_tokens(trace.rate, trace.run, CardDips(end.lo, end.hi, end.weight), trace.boot,
                                       a.boot_hours, xs.t, hourly_demand, a.period)
     else:
         tok = structured_tokens(trace, end, fixed, hourly_demand, d.month.structure.bridge, sc)
-    covers = accounting.ideal_covers(rate0, pool)
-    class_rent = jnp.asarray(a.rent(np.array([c.price_cents for c in pool.classes])))
-    peaks = per_round(jnp.max, hourly_demand, a.period)
-    ideal = jnp.sum(jax.vmap(lambda pk, c: accounting.ideal_cost(covers, pk, pool, c))(peaks, class_rent),
-                    dtype=jnp.int32)
+    ideal = ideal_bill(rate0, hourly_demand, sc)
 
     out = month.report(tally.warm, tally.churn, ideal, trace.n_run[0], tally.n_evicted, tally.n_wrong, tok, sc)
     n_present = jnp.sum(end.present, dtype=jnp.int32)
@@ -397,35 +398,6 @@ def ideal_bill(rate0: jax.Array, hourly_demand: jax.Array, sc: Scenario, factor=
     peaks = per_round(jnp.max, hourly_demand, a.period)
     return jnp.sum(jax.vmap(lambda pk, c: accounting.ideal_cost(covers, pk, pool, c))(peaks, class_rent),
                    dtype=jnp.int32)
-
-
-def outages_outcome(d: Draws, sc: Scenario, xs: Round, fixed: Fixed, end: Slots, tally: Tally, trace: Trace,
-                    rate0: jax.Array, hourly_demand: jax.Array, cards: bool) -> dict[str, jax.Array]:
-    """SPEC §6's outputs with §10's terms on, and §10's own: capacity and the warm
-    bill from the rounds' pieces (``outages.ledger.settle``), hour-weighted."""
-    a, pool = sc.autoscaler, sc.pool
-    factor = None if sc.spot is None else sc.spot.price_factor
-    led = outage_ledger.settle(trace.ext, end.ext, xs.t, xs.t + xs.length, xs.rent, fixed.price,
-                               1.0 if factor is None else factor, hourly_demand, a.period, sc.outages.any_spot)
-    ideal = ideal_bill(rate0, hourly_demand, sc, factor if sc.outages.any_spot else None)
-    out = month.report(led["warm"], tally.churn, ideal, trace.n_run[0], tally.n_evicted, tally.n_wrong, led["tok"], sc)
-    held = end.ext.placed < HOURS
-    n_present = jnp.sum(held, dtype=jnp.int32)
-    empty_hours, fallback_hours = outage_ledger.ends(end, end.ext, pool.size)
-    zeros = jnp.zeros((), jnp.int32)
-    out.update(
-        n_replaced=tally.n_evicted if a.replace else zeros,
-        mean_run=led["run_hours"] / jnp.float32(HOURS),
-        quality_end=accounting.ratio(tree_sum(jnp.where(held, end.quality, 0.0)), n_present.astype(jnp.float32)),
-        lemons_end=jnp.sum(held & end.lemon, dtype=jnp.int32),
-        lemons_evicted=tally.lemons_evicted,
-        first_eviction_hour=tally.first,
-        n_failed=end.ext.n_failed, n_preempted=end.ext.n_preempted, empty_slot_hours=empty_hours,
-        fallback_hours=fallback_hours, spot_share=led["spot_share"], spot_bill=led["spot_bill"],
-    )
-    if cards:
-        out.update(rate=trace.rate, score=trace.score, evicted=trace.evicted, run=trace.run)
-    return out
 
 
 def structured(d: Draws, sc: Scenario, fixed: Fixed, xs: Round, restarts: bool) -> tuple[Fixed, Round]:

@@ -7,7 +7,8 @@ the scenario's §10 terms are on; with them off it never does).
   waits for the zone (or falls back); an evicted card's ledger; the run set ranks
   a spot card at its own price;
 - ``between``: the slots' timelines to the next round, the failover, and the
-  round's pieces for ``ledger.settle``.
+  round's pieces for ``ledger.settle``;
+- ``outcome``: the month's outputs from the pieces.
 """
 
 from __future__ import annotations
@@ -16,9 +17,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .events import Events, Raw, Zones, events, up_after, zones
+from ...kernels import tree_sum
+from ...units import HOURS
+from .. import accounting
+from .events import Events, Raw, events, zones
 from .failover import membership
-from .ledger import Pieces
+from .ledger import Pieces, ends, settle
 from .timeline import Env, Hold, leave_at, refill, run
 
 
@@ -87,4 +91,29 @@ def between(new, chosen_run: jax.Array, scored, evicted: jax.Array, key: jax.Arr
     return s._replace(ext=h), pieces
 
 
-__all__ = ["arrive", "between", "place", "price_now", "start"]
+def outcome(xs, fixed, end, tally, trace, hourly_demand: jax.Array, ideal: jax.Array, report, sc) -> dict:
+    """§6's outputs with §10's terms on, and §10's own: capacity and the warm bill
+    from the rounds' pieces (``ledger.settle``), hour-weighted; ``report`` is §1's
+    (``mc.fleet.month.report``: bills, tokens and checks into outputs)."""
+    a, pool = sc.autoscaler, sc.pool
+    factor = 1.0 if sc.spot is None else sc.spot.price_factor
+    led = settle(trace.ext, end.ext, xs.t, xs.t + xs.length, xs.rent, fixed.price, factor, hourly_demand, a.period,
+                 sc.outages.any_spot)
+    out = report(led["warm"], tally.churn, ideal, trace.n_run[0], tally.n_evicted, tally.n_wrong, led["tok"], sc)
+    held = end.ext.placed < HOURS
+    n_present = jnp.sum(held, dtype=jnp.int32)
+    empty_hours, fallback_hours = ends(end, end.ext, pool.size)
+    out.update(
+        n_replaced=tally.n_evicted if a.replace else jnp.zeros((), jnp.int32),
+        mean_run=led["run_hours"] / jnp.float32(HOURS),
+        quality_end=accounting.ratio(tree_sum(jnp.where(held, end.quality, 0.0)), n_present.astype(jnp.float32)),
+        lemons_end=jnp.sum(held & end.lemon, dtype=jnp.int32),
+        lemons_evicted=tally.lemons_evicted,
+        first_eviction_hour=tally.first,
+        n_failed=end.ext.n_failed, n_preempted=end.ext.n_preempted, empty_slot_hours=empty_hours,
+        fallback_hours=fallback_hours, spot_share=led["spot_share"], spot_bill=led["spot_bill"],
+    )
+    return out
+
+
+__all__ = ["arrive", "between", "outcome", "place", "price_now", "start"]
