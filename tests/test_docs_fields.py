@@ -18,6 +18,7 @@ from mc.fleet.dips import Dips
 from mc.fleet import policies
 from mc.fleet.eviction import Eviction
 from mc.fleet.lottery import Lottery
+from mc.fleet.outages import Failures, Spot
 from mc.fleet.pool import COUNT, CardClass
 from mc.fleet.rounds import Autoscaler
 from mc.fleet.window import Window
@@ -57,6 +58,8 @@ TABLES = {
     "### 7.1 Arrivals and lengths from real traffic": (None, {**{k: (None, d) for k, d in declarations(Serving).items()},
                                                               "load": (None, LOAD)}),
     "### 7.2 Demand from a request log": ("fleet", fleet("demand", Demand)),
+    "### 10.1 Hard failures": ("fleet", fleet("failures", Failures)),
+    "### 10.2 Spot preemptions": ("fleet", fleet("spot", Spot)),
 }
 # A plan's per-chip tables: a row gives the unit of each chip's value "per chip".
 PER_CHIP = {"owned", "rent_cap", "prices", "slots", "[owned]", "[rent_cap]", "[prices]", "[slots]"}

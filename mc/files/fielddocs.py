@@ -25,6 +25,7 @@ from ..fleet.checks import Checks
 from ..fleet.demand import LOG_FIELDS, Demand
 from ..fleet.dips import Dips
 from ..fleet.lottery import Lottery
+from ..fleet.outages import Failures, Spot
 from ..fleet.rounds import Autoscaler
 from ..fleet.swing import Swing
 from ..fleet.wander import Wander
@@ -74,6 +75,7 @@ POOL_ENTRY = {
     "rated": _CLASS["rated"],
     "price_month": _CLASS["price"],
     "price_hour": ("$ per card-hour", _CLASS["price"][1] + " ÷ 730"),
+    "market": _CLASS["market"],
     **{name: (d.unit, d.doc) for name, d in INPUTS.items()},
     "gpu": (SERVING["gpu"].unit, SERVING["gpu"].doc),
     "model": (SERVING["model"].unit, SERVING["model"].doc),
@@ -99,6 +101,8 @@ FLEET: dict[str, dict[str, tuple[str, str]]] = {
     "swing": declared_docs(Swing),
     "checks": declared_docs(Checks),
     "autoscaler": declared_docs(Autoscaler),
+    "failures": declared_docs(Failures),
+    "spot": declared_docs(Spot),
 }
 
 _PLAN = declarations(Procurement)

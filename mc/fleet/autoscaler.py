@@ -9,11 +9,16 @@ exactly §1's draws (``month.draw``); window errors of later rounds and the
 replacement tickets come from a key of their own, so with one round and no
 replacement every output is §1's to the bit. The hourly capacity pass runs once after the scan
 (``accounting.round_tokens``).
+
+SPEC §10 (failures, spot preemptions) acts between rounds through one seam,
+``mc.fleet.outages.seam``, called only when one of its terms is on (``Scenario.outages``);
+its state rides in the carry's and the trace's ``ext`` fields, and its capacity and
+hour-weighted bill replace the round-wise ones (``outages.ledger.settle``).
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -24,6 +29,9 @@ from ..kernels import masked_median, materialise, tree_sum, uniforms
 from ..units import HOURS, SECONDS
 from . import accounting, checkpoints, checks, demand, dips, eviction, lottery, month, runset, window
 from .dips import CardDips
+from .outages import events as outage_events
+from .outages import ledger as outage_ledger
+from .outages import seam as outage_seam
 from .scenario import Scenario
 
 # The §1 outputs, then §6's own (SPEC §6 "Extra outputs"), each with its kind and units.
@@ -48,7 +56,12 @@ def schema(sc: Scenario) -> Schema:
     per_round = a.rounds * sc.evict_limit + 1
     counts = {"n_run": size + 1, "n_evicted": per_round, "n_wrong": per_round, "n_replaced": per_round,
               "lemons_end": size + 1, "lemons_evicted": per_round, "first_eviction_hour": HOURS + 1}
-    return Schema.of(COLUMNS, money=money, counts=counts, modes=month.MODE_COLUMNS)
+    if sc.outages is None:
+        return Schema.of(COLUMNS, money=money, counts=counts, modes=month.MODE_COLUMNS)
+    st = sc.outages  # SPEC §10: bills hour-weighted, counted on the host
+    money = {c: None for c in (*MONEY, "spot_bill")}
+    counts.update(n_failed=size * st.n_fail + 1, n_preempted=size * (st.n_lone + st.n_cycles) + 1)
+    return Schema.of({**COLUMNS, **outage_ledger.COLUMNS}, money=money, counts=counts, modes=month.MODE_COLUMNS)
 
 
 class Draws(NamedTuple):
@@ -57,6 +70,7 @@ class Draws(NamedTuple):
     month: month.Draws  # §1's draws: the original cards, the slots' dips, round 0's errors, demand
     noise: jax.Array  # (rounds, pool) float32 standard normal window errors (row 0 unused: §1's)
     tickets: lottery.LotteryDraws  # (rounds, pool) each: the card placed in slot i at t_k
+    outages: outage_events.Raw | None = None  # SPEC §10's, from a stream of their own (None: terms off)
 
 
 def draw(key: jax.Array, sc: Scenario) -> Draws:
@@ -66,7 +80,8 @@ def draw(key: jax.Array, sc: Scenario) -> Draws:
     u = uniforms(jax.random.fold_in(key, STREAM), (k, p, ROUND_UNIFORMS))
     t = lottery.draw(u[..., 1:].reshape(k * p, lottery.UNIFORMS))
     tickets = lottery.LotteryDraws(t.z.reshape(k, p), t.u_lemon.reshape(k, p))
-    return Draws(month.draw(key, sc, k, sc.autoscaler.replace), window.draw(u[..., 0]), tickets)
+    raw = None if sc.outages is None else outage_events.draw(key, sc.outages, p, sc.dips.max_count)
+    return Draws(month.draw(key, sc, k, sc.autoscaler.replace), window.draw(u[..., 0]), tickets, raw)
 
 
 class Slots(NamedTuple):
@@ -86,6 +101,7 @@ class Slots(NamedTuple):
     # ``Δ = sd·ζ − u(t_k)`` (``checkpoints.restart``).
     tau: jax.Array | None = None  # (pool,) int32
     corr: jax.Array | None = None  # (pool,) float32
+    ext: Any = None  # SPEC §10's slot state (``outages.timeline.Hold``; None: terms off)
 
 
 class Tally(NamedTuple):
@@ -113,6 +129,7 @@ class Round(NamedTuple):
     rent: jax.Array  # (pool,) int32 cents a run card bills this round
     index: jax.Array | None = None  # () int32 k (with restarts)
     corr: jax.Array | None = None  # (pool,) float32 a card placed at t_k: its Δ (``checkpoints.restart``)
+    ext: Any = None  # SPEC §10: (k, t_{k+1}), () int32 and () float32
 
 
 def per_round(fn, hourly: jax.Array, period: int) -> jax.Array:
@@ -137,6 +154,7 @@ class Fixed(NamedTuple):
     sf: month.Structured | None = None
     common: jax.Array | None = None  # () float32
     unit: checkpoints.Unit | None = None
+    ext: Any = None  # SPEC §10: what every round's timelines read (``outages.timeline.Env``)
 
 
 class Scored(NamedTuple):
@@ -167,6 +185,7 @@ class Trace(NamedTuple):
     start: jax.Array  # (pool,) float32 h each slot's card serves from
     tau: jax.Array | None = None  # (pool,) int32 ``Slots.tau`` after the round
     corr: jax.Array | None = None  # (pool,) float32
+    ext: Any = None  # SPEC §10: the round's ``outages.ledger.Pieces``
 
 
 def score(s: Slots, x: Round, f: Fixed, sc: Scenario) -> Scored:
@@ -272,15 +291,27 @@ def bill(tally: Tally, s: Slots, x: Round, evicted: jax.Array, run: jax.Array, s
 
 
 def round_step(carry: tuple[Slots, Tally], x: Round, f: Fixed, sc: Scenario) -> tuple[tuple[Slots, Tally], Trace]:
-    """One round at ``t_k`` (SPEC §6): score, mark and evict, replace, run set, bill."""
+    """One round at ``t_k`` (SPEC §6): score, mark and evict, replace, run set, bill;
+    with SPEC §10's terms on, the seam's steps around them (``outages.seam``)."""
     s, tally = carry
+    outages = sc.outages is not None
+    if outages:
+        s = outage_seam.arrive(s, x.t)
     scored = score(s, x, f, sc)
     marks, evicted = mark_and_evict(s, x, scored, f, sc)
     new = replace(s, x, marks, evicted, f, sc)
+    pieces = None
+    if outages:
+        new = outage_seam.place(s, new, evicted, x.t, f.ext, sc)
+        f = f._replace(price=outage_seam.price_now(new.ext, f.price, sc))
     chosen = run_set(new, scored, evicted, x, f, sc)
     tally = bill(tally, s, x, evicted, chosen.run, sc)
+    if outages:
+        k, t1 = x.ext
+        new, pieces = outage_seam.between(new, chosen.run, scored, evicted, chosen.score / f.price, x.t, t1, k,
+                                          f.ext, sc)
     return (new, tally), Trace(new.rate, chosen.run, evicted, chosen.score, jnp.sum(chosen.run, dtype=jnp.int32),
-                               chosen.boot, new.start, new.tau, new.corr)
+                               chosen.boot, new.start, new.tau, new.corr, pieces)
 
 
 def outcome(d: Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Array]:
@@ -311,25 +342,33 @@ def outcome(d: Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Arr
 
     p = pool.size
     zeros = jnp.zeros((), jnp.int32)
+    hold = None
+    if sc.outages is not None:  # SPEC §10
+        env, hold = outage_seam.start(d.outages, sc, rated, slot_dips, p)
+        fixed = fixed._replace(ext=env)
+        xs = xs._replace(ext=(jnp.arange(a.rounds, dtype=jnp.int32), xs.t + xs.length))
     slots = Slots(rate=rate0, quality=q0, lemon=lottery.lemon(d.month.lottery, sc.lottery), present=jnp.ones(p, bool),
                   start=jnp.full(p, -W, jnp.float32), marks=jnp.zeros(p, jnp.int32), lo=slot_dips.begin,
                   hi=slot_dips.end, weight=slot_dips.depth * rate0[:, None],
                   tau=jnp.full(p, -1, jnp.int32) if restarts else None,
-                  corr=jnp.zeros(p, jnp.float32) if restarts else None)
+                  corr=jnp.zeros(p, jnp.float32) if restarts else None, ext=hold)
     tally = Tally(warm=zeros, churn=zeros, n_evicted=zeros, n_wrong=zeros, lemons_evicted=zeros,
                   first=jnp.full((), HOURS, jnp.int32), run_hours=jnp.zeros((), jnp.float32))
     (end, tally), trace = jax.lax.scan(lambda c, x: round_step(c, x, fixed, sc), (slots, tally), xs)
 
+    if sc.outages is not None:  # SPEC §10: its own ledger, and the ideal at billed prices
+        factor = sc.spot.price_factor if sc.outages.any_spot else None
+        ideal = ideal_bill(rate0, hourly_demand, sc, factor)
+        out = outage_seam.outcome(xs, fixed, end, tally, trace, hourly_demand, ideal, month.report, sc)
+        if cards:
+            out.update(rate=trace.rate, score=trace.score, evicted=trace.evicted, run=trace.run)
+        return out
     if sc.structure is None:
         tok = accounting.round_tokens(trace.rate, trace.run, CardDips(end.lo, end.hi, end.weight), trace.boot,
                                       a.boot_hours, xs.t, hourly_demand, a.period)
     else:
         tok = structured_tokens(trace, end, fixed, hourly_demand, d.month.structure.bridge, sc)
-    covers = accounting.ideal_covers(rate0, pool)
-    class_rent = jnp.asarray(a.rent(np.array([c.price_cents for c in pool.classes])))
-    peaks = per_round(jnp.max, hourly_demand, a.period)
-    ideal = jnp.sum(jax.vmap(lambda pk, c: accounting.ideal_cost(covers, pk, pool, c))(peaks, class_rent),
-                    dtype=jnp.int32)
+    ideal = ideal_bill(rate0, hourly_demand, sc)
 
     out = month.report(tally.warm, tally.churn, ideal, trace.n_run[0], tally.n_evicted, tally.n_wrong, tok, sc)
     n_present = jnp.sum(end.present, dtype=jnp.int32)
@@ -345,6 +384,20 @@ def outcome(d: Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Arr
     if cards:
         out.update(rate=trace.rate, score=trace.score, evicted=trace.evicted, run=trace.run)
     return out
+
+
+def ideal_bill(rate0: jax.Array, hourly_demand: jax.Array, sc: Scenario, factor=None) -> jax.Array:
+    """() int32 cents: per round, the cheapest cover of its peak from the original
+    cards at prorated rents (SPEC §10: a spot class at ``factor`` of its price)."""
+    pool, a = sc.pool, sc.autoscaler
+    covers = accounting.ideal_covers(rate0, pool)
+    class_rent = jnp.asarray(a.rent(np.array([c.price_cents for c in pool.classes])))
+    if factor is not None:
+        spot = jnp.asarray([c.spot for c in pool.classes])
+        class_rent = jnp.where(spot, jnp.round(class_rent.astype(jnp.float32) * factor).astype(jnp.int32), class_rent)
+    peaks = per_round(jnp.max, hourly_demand, a.period)
+    return jnp.sum(jax.vmap(lambda pk, c: accounting.ideal_cost(covers, pk, pool, c))(peaks, class_rent),
+                   dtype=jnp.int32)
 
 
 def structured(d: Draws, sc: Scenario, fixed: Fixed, xs: Round, restarts: bool) -> tuple[Fixed, Round]:

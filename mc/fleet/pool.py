@@ -16,6 +16,9 @@ from ..serving import card as serving_card
 from ..units import HOURS
 from ..serving import latency, routed, slo
 
+# Where a class is rented (SPEC §10): on-demand, or spot (cheaper, and taken back).
+MARKETS = ("on-demand", "spot")
+
 # A month's bill is summed on the device in int32 cents; this bounds it.
 MAX_POOL_CENTS = v.INT32_MAX
 
@@ -39,6 +42,9 @@ class CardClass:
     rated: float = declare(lo=0.0, lo_open=True, unit="tok/s", doc="rated rate r")
     # A price rounds to whole cents; below one cent it would bill $0.
     price: float = declare(lo=0.01, hi=MAX_POOL_CENTS / 100, unit="$ per card-month", doc="price p")
+    # SPEC §10: a spot card bills ``spot.price_factor`` × price and can be preempted.
+    market: str = declare("on-demand", kind="choice", options=MARKETS,
+                          doc="where the class is rented: on-demand, or spot (§10)")
 
     def __post_init__(self):
         _name("card.name", self.name)  # first: the other fields' errors are named by it
@@ -47,6 +53,10 @@ class CardClass:
     @property
     def price_cents(self) -> int:
         return int(round(self.price * 100))
+
+    @property
+    def spot(self) -> bool:
+        return self.market == "spot"
 
     @classmethod
     def from_serving(cls, model: str, gpu: str, price: float, *, batch: int, name: str | None = None,
@@ -237,9 +247,9 @@ class Pool:
             if not isinstance(card, CardClass):
                 v.fail("pool.card", card, "must be a CardClass")
             checked.append((card, COUNT.check(f"pool.{card.name}.count", count)))
-        names = [c.name for c, _ in checked]
+        names = [(c.name, c.market) for c, _ in checked]
         if len(set(names)) != len(names):
-            v.fail("pool", names, "must name each card class once")
+            v.fail("pool", [c.name for c, _ in checked], "must name each card class once (per market)")
         set_field(self, "groups", tuple(checked))
         rent = sum(n * c.price_cents for c, n in checked)
         if rent > MAX_POOL_CENTS:
@@ -279,4 +289,8 @@ class Pool:
         return np.repeat([c.price_cents for c in self.classes], self.counts).astype(np.int32)
 
     def describe(self) -> str:
-        return " + ".join(f"{n} x {c.name}" for c, n in self.groups)
+        return " + ".join(f"{n} x {c.name}" + (" (spot)" if c.spot else "") for c, n in self.groups)
+
+    def spot(self) -> np.ndarray:
+        """(pool,) bool: the slots of spot classes (SPEC §10)."""
+        return np.repeat([c.spot for c in self.classes], self.counts).astype(bool)

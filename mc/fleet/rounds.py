@@ -9,13 +9,15 @@ from .._pytree import pytree_dataclass
 from ..units import HOURS
 
 
-@pytree_dataclass(static=("period", "replace"))
+@pytree_dataclass(static=("period", "replace", "failover"))
 class Autoscaler:
     """Decisions every ``period`` hours (rounds start at ``k·period``); with
     ``replace`` an evicted card's slot takes a fresh card at once, serving from
     ``boot_hours`` later; a card is evicted once marked in ``strikes``
-    consecutive rounds, and only after serving ``min_age`` hours. ``period``
-    and ``replace`` fix the month's shape (static)."""
+    consecutive rounds, and only after serving ``min_age`` hours. With
+    ``failover`` (SPEC §10) a run slot that empties between rounds hands its place
+    to the best scored spare. ``period``, ``replace`` and ``failover`` fix the
+    month's shape (static)."""
 
     period: int = declare(HOURS, lo=1, hi=HOURS, kind="integer", unit="h", doc="hours between decisions")
     replace: bool = declare(False, kind="flag", doc="an evicted card's slot takes a fresh card")
@@ -23,6 +25,8 @@ class Autoscaler:
                                 doc="a replacement serves this long after placement")
     strikes: int = declare(1, lo=1, kind="integer", unit="rounds", doc="consecutive marked rounds before an eviction")
     min_age: float = declare(0.0, lo=0.0, unit="h", doc="hours served before a card may be evicted")
+    # SPEC §10: when a run slot empties between rounds, the best scored spare joins the run set.
+    failover: bool = declare(True, kind="flag", doc="a spare takes an emptied run slot's place at once (§10)")
 
     def __post_init__(self):
         check_fields(self, "autoscaler")

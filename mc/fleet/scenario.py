@@ -17,12 +17,15 @@ import numpy as np
 from .. import _validate as v
 from .._pytree import field_keys, fields_dict, pytree_dataclass, section, set_field
 from . import limits, structure
+from .outages import plan as outage_plan
+from .outages.fields import Failures, Spot
 from .accounting import churn_cents
 from .checks import Checks
 from .demand import Demand
 from .dips import Dips
 from .eviction import Eviction
 from .lottery import Lottery
+from .outages.fields import MARKETS
 from .pool import CLASSES, PRICES, RENAMED, CardClass, Pool, card_class, entry_price, hardware_card, slo_card
 from .rounds import Autoscaler
 from .runset import check_mode
@@ -33,10 +36,10 @@ from .window import Window
 SECTIONS = {"window": Window, "eviction": Eviction, "demand": Demand, "lottery": Lottery,
             "dips": Dips, "wander": Wander, "swing": Swing, "checks": Checks}
 # Sections present only when given: a scenario with ``[autoscaler]`` is a SPEC §6 month.
-OPTIONAL = {"autoscaler": Autoscaler}
+OPTIONAL = {"autoscaler": Autoscaler, "failures": Failures, "spot": Spot}
 
 
-@pytree_dataclass(static=("pool", "runset", "structure"))
+@pytree_dataclass(static=("pool", "runset", "structure", "outages"))
 class Scenario:
     """One fleet-month's parameters. ``pool`` and ``runset`` fix shapes and modes
     (static); the rest are pytree leaves, so a sweep over them compiles once.
@@ -53,12 +56,18 @@ class Scenario:
     swing: Swing = dataclasses.field(default_factory=Swing)
     checks: Checks = dataclasses.field(default_factory=Checks)
     autoscaler: Autoscaler | None = None
+    # SPEC §10 (None: every term off): hard failures, and the spot market's zones.
+    failures: Failures | None = None
+    spot: Spot | None = None
     # Derived on the host in float64, so counts and cents are exact:
     evict_limit: int = dataclasses.field(init=False, default=0)  # most cards evicted
     churn_cents: np.ndarray = dataclasses.field(init=False, default=None)  # (pool,) int32
     # Which SPEC §1.4.1 terms run and the window's hours on their grid (static);
     # None when every term is zero: the month is then §1.4's bit for bit.
     structure: structure.Static | None = dataclasses.field(init=False, default=None)
+    # SPEC §10's static shape (``outages.plan.static``); None when every term is off:
+    # the month is then §6's bit for bit.
+    outages: outage_plan.Static | None = dataclasses.field(init=False, default=None)
 
     def __post_init__(self):
         if not isinstance(self.pool, Pool):
@@ -75,8 +84,29 @@ class Scenario:
         limits.check_floats(self.pool, self.lottery, self.window, self.demand)
         set_field(self, "evict_limit", self.eviction.limit(self.pool.size))
         set_field(self, "churn_cents", churn_cents(self.pool, self.eviction.churn))
+        self._outages()
         if self.autoscaler is not None:
             limits.check_rounds_money(self.pool, self.autoscaler, self.evict_limit, self.churn_cents)
+
+    def _outages(self) -> None:
+        """SPEC §10: spot fields need a spot card; the terms run in §6's month (an
+        ``[autoscaler]`` of its defaults when none is given) and not beside §1.4.1's."""
+        if self.spot is not None and not self.pool.spot().any():
+            v.fail("spot", fields_dict(self.spot), "needs a spot card in the pool (a pool entry with "
+                   "market = \"spot\"); remove [spot] or rent some cards on spot")
+        a = self.autoscaler
+        static = outage_plan.static(self.pool, self.failures, self.spot if self.spot is not None else Spot(),
+                                    True if a is None else a.failover)
+        if static is None:
+            return
+        if self.structure is not None:
+            v.fail("failures" if static.failures else "spot", "on", "failures and spot cards do not run with "
+                   "wander, swing or window.common_hour yet: set those to 0")
+        if a is None:
+            set_field(self, "autoscaler", Autoscaler())
+        if self.spot is None and static.any_spot:
+            set_field(self, "spot", Spot())
+        set_field(self, "outages", static)
 
     # -- dict form -------------------------------------------------------
     def to_dict(self) -> dict:
@@ -173,25 +203,28 @@ def pool_from_data(data: Any) -> Pool:
                 v.fail("pool", item, "each entry must be a table with a count and a card (or name, rated, price)")
             item = dict(item)
             n = item.pop("count")
+            market = item.pop("market", None)
             if "rated_from" in item:
                 card = slo_card(item, count=n)
             elif "gpu" in item:
                 card = hardware_card(item)
             elif "card" in item:
                 card = card_class(item.pop("card"))
-                unknown = sorted(set(item) - {"name", "rated", *PRICES, *RENAMED})
+                unknown = sorted(set(item) - {"name", "rated", "market", *PRICES, *RENAMED})
                 if unknown:
                     v.fail(f"pool.{card.name}.{unknown[0]}", item[unknown[0]],
-                           "is not a pool entry field; known: card, count, name, rated, price_month, price_hour")
+                           "is not a pool entry field; known: card, count, name, rated, price_month, price_hour, market")
                 price = entry_price(item, f"pool.{card.name}") if any(k in item for k in (*PRICES, *RENAMED)) else card.price
                 card = CardClass(**{"name": card.name, "rated": card.rated, **item, "price": price})
             else:
-                unknown = sorted(set(item) - {"name", "rated", *PRICES, *RENAMED})
+                unknown = sorted(set(item) - {"name", "rated", "market", *PRICES, *RENAMED})
                 if unknown or "name" not in item or "rated" not in item:
                     v.fail("pool", item, "a custom card needs name, rated and price_month or price_hour "
                            "(or card = a built-in class, or gpu, model and batch)")
                 name = item["name"]
                 card = CardClass(name=name, rated=item["rated"], price=entry_price(item, f"pool.{name}"))
+            if market is not None:  # SPEC §10: where the entry's cards are rented
+                card = dataclasses.replace(card, market=v.choice(f"pool.{card.name}.market", market, MARKETS))
             groups.append((card, n))
         return Pool(tuple(groups))
     v.fail("pool", data, "must be a string like '32 x flagship' or a list of tables")
@@ -200,4 +233,5 @@ def pool_from_data(data: Any) -> Pool:
 def pool_to_data(pool: Pool) -> Any:
     if all(CLASSES.get(c.name) == c for c in pool.classes):
         return " + ".join(f"{n} x {c.name}" for c, n in pool.groups)
-    return [{"name": c.name, "rated": c.rated, "price_month": c.price, "count": n} for c, n in pool.groups]
+    return [{"name": c.name, "rated": c.rated, "price_month": c.price, "count": n,
+             **({"market": c.market} if c.spot else {})} for c, n in pool.groups]

@@ -209,7 +209,7 @@ def test_the_registry_covers_every_field_a_file_may_hold():
     for section, cls in {**scenario.SECTIONS, **scenario.OPTIONAL}.items():
         assert names(cls) <= set(files.FIELD_DOCS["fleet"][section]), section
     assert names(scenario.Scenario) - set(scenario.SECTIONS) - set(scenario.OPTIONAL) <= set(files.FIELD_DOCS["fleet"][""])
-    entry = {"count", "card", "name", "rated", "gpu", "model", "rated_from", "columns", *pool.PRICES, *pool.HARDWARE,
+    entry = {"count", "card", "name", "rated", "gpu", "model", "rated_from", "columns", "market", *pool.PRICES, *pool.HARDWARE,
              *pool.SLO_SEARCH, *names(latency.Serving)}
     assert entry == set(files.FIELD_DOCS["fleet"]["pool"])
     top = names(plan.Procurement) - set(plan.SECTIONS) - {"owned", "rent_cap", "prices"}

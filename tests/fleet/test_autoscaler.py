@@ -209,7 +209,8 @@ def test_section_round_trips_and_is_optional():
     assert sc.autoscaler is None and "autoscaler" not in sc.to_dict()
     six = sc.replace({"autoscaler.period": 24, "autoscaler.replace": True})
     data = six.to_dict()
-    assert data["autoscaler"] == {"period": 24, "replace": True, "boot_hours": 1.0, "strikes": 1, "min_age": 0.0}
+    assert data["autoscaler"] == {"period": 24, "replace": True, "boot_hours": 1.0, "strikes": 1, "min_age": 0.0,
+                                  "failover": True}
     again = mc.Scenario.from_dict(data)
     assert again.to_dict() == data
     assert six.replace(autoscaler=None).autoscaler is None
