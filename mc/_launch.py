@@ -56,6 +56,11 @@ def _say(line: str) -> None:
 
 
 def _stop_now(signum, frame) -> None:  # pragma: no cover - runs in a subprocess
+    # A second Ctrl-C can run this handler again between the line and the exit
+    # (Python runs a pending handler between any two steps): it says nothing.
+    if _STATE.get("stopping"):
+        return
+    _STATE["stopping"] = True
     _say(f"{_STATE['name']}: interrupted; nothing was written")
     os._exit(INTERRUPTED)
 

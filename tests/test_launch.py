@@ -67,3 +67,20 @@ def test_a_ctrl_c_during_a_short_wait_comes_after_it():
             done.append(True)  # the wait is not cut
     assert done == [True]
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_second_ctrl_c_before_the_exit_says_nothing(monkeypatch):
+    """Two Ctrl-Cs close together while the command starts: the handler may run again
+    between its line and the exit; the second run says nothing (one line in all)."""
+    said, exits = [], []
+
+    def exit_(code):
+        exits.append(code)
+        if len(exits) == 1:
+            _launch._stop_now(2, None)  # the second Ctrl-C, pending as the first exits
+
+    monkeypatch.setattr(_launch, "_say", said.append)
+    monkeypatch.setattr(_launch.os, "_exit", exit_)
+    monkeypatch.setitem(_launch._STATE, "stopping", False)
+    _launch._stop_now(2, None)
+    assert said == [f"{_launch._STATE['name']}: interrupted; nothing was written"] and exits == [130]

@@ -100,7 +100,7 @@ BAD_VALUES = ["nan", "inf", "-inf", '"text"', "[1, 2]", "{ a = 1 }", "true", "1e
 FIELDS = [f for f in field_names() if f not in ("pool", "runset")]
 TOML: list[str] = [f'preset = "noise-evictor"\n[{f.split(".")[0]}]\n{f.split(".")[1]} = {val}\n'
                    for f, val in itertools.product(FIELDS, BAD_VALUES)
-                   if (f, val) != ("autoscaler.replace", "true")]  # the one flag: true is its value
+                   if (f, val) not in (("autoscaler.replace", "true"), ("autoscaler.failover", "true"))]  # flags
 TOML += [
     "",  # no pool
     'pool = "32 x unobtainium"\n', 'pool = "0 x flagship"\n', 'pool = "x flagship"\n', "pool = 5\n", "pool = []\n",
