@@ -34,6 +34,38 @@ def _quality(L, z, u):
     return (q * L.lemon_factor if lemon else q), lemon
 
 
+def evictions(sc, cur, rel, score, rated, scored, t, limit) -> list:
+    """The slots whose card is evicted at ``t``: the rule's NumPy twin marks; marks on
+    ineligible cards are dropped and at most ``limit`` kept, lowest relative score
+    first, ties by index; a card's strikes (``marks``) are updated in place."""
+    a, P = sc.autoscaler, len(cur)
+    eligible = [i for i in range(P) if scored[i] and t - cur[i].start >= a.min_age]
+    order = sorted(eligible, key=lambda i: (rel[i], i))
+    below = sc.eviction.rule.mark_numpy(NumpyCards(
+        rel=np.array(rel), score=np.array(score), rated=np.array(rated, np.float64),
+        eligible=np.isin(np.arange(P), eligible),
+        served=np.array([max(t - c.start, 0.0) if c is not None else 0.0 for c in cur]),
+        strikes=np.array([c.marks if c is not None else 0 for c in cur]), limit=limit))
+    marked = set([i for i in order if below[i]][:limit])
+    evicted = []
+    for i, c in enumerate(cur):
+        if c is None:
+            continue
+        c.marks = c.marks + 1 if i in marked else 0
+        if c.marks >= a.strikes:
+            evicted.append(i)
+    return evicted
+
+
+def class_medians(cur, cls_of, groups: int) -> dict:
+    """Each class's median true rate over the cards in slots now (0 for none)."""
+    med = {}
+    for g in range(groups):
+        rates = [cur[i].t for i in range(len(cur)) if cur[i] is not None and cls_of[i] == g]
+        med[g] = median(rates) if rates else 0.0
+    return med
+
+
 def month(d, sc, wander=None) -> dict:
     """SPEC §6 outputs (money in integer cents) and, per round, the evicted
     slots, the run set and each slot's card's true rate."""
@@ -140,30 +172,9 @@ def month(d, sc, wander=None) -> dict:
                 score[i] = rated[i] * typical
         rel = [score[i] / rated[i] for i in range(P)]
 
-        # Marks.
-        eligible = [i for i in range(P) if scored[i] and t - cur[i].start >= a.min_age]
-        order = sorted(eligible, key=lambda i: (rel[i], i))
-        # The rule's NumPy twin marks; marks on ineligible cards are dropped and at
-        # most ``limit`` kept, lowest relative score first, ties by index.
-        below = sc.eviction.rule.mark_numpy(NumpyCards(
-            rel=np.array(rel), score=np.array(score), rated=np.array(rated, np.float64),
-            eligible=np.isin(np.arange(P), eligible),
-            served=np.array([max(t - c.start, 0.0) if c is not None else 0.0 for c in cur]),
-            strikes=np.array([c.marks if c is not None else 0 for c in cur]), limit=limit))
-        marked = set([i for i in order if below[i]][:limit])
-        evicted = []
-        for i, c in enumerate(cur):
-            if c is None:
-                continue
-            c.marks = c.marks + 1 if i in marked else 0
-            if c.marks >= a.strikes:
-                evicted.append(i)
-
+        evicted = evictions(sc, cur, rel, score, rated, scored, t, limit)
         # Wrong evictions: against the class median of the cards in slots now.
-        med = {}
-        for g in range(len(pool.groups)):
-            rates = [cur[i].t for i in range(P) if cur[i] is not None and cls_of[i] == g]
-            med[g] = median(rates) if rates else 0.0
+        med = class_medians(cur, cls_of, len(pool.groups))
         for i in evicted:
             c = cur[i]
             n_evicted += 1

@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from mc.fleet.policies import NumpyCards
+from ref_autoscaler import _quality, class_medians, evictions
 from ref_fleet import HOURS, demand_profile, median, overlap, poisson_cdf
 
 FAIL, LONE, WAVE, DIP = 0, 1, 2, 3
@@ -31,12 +31,6 @@ class Card:
         self.spot, self.fallback = spot, fallback
         self.leave = math.inf
         self.marks = 0
-
-
-def _quality(L, z, u):
-    q = min(max(L.mean + L.sd * float(z), L.lo), L.hi)
-    lemon = float(u) < L.lemon_rate
-    return (q * L.lemon_factor if lemon else q), lemon
 
 
 def _zone_paths(raw, sc, st):
@@ -200,25 +194,8 @@ def month(d, sc) -> dict:
             if c is not None and not scored[i]:
                 score[i] = rated[i] * typical
         rel = [score[i] / rated[i] for i in range(P)]
-        eligible = [i for i in range(P) if scored[i] and t - cur[i].start >= a.min_age]
-        order = sorted(eligible, key=lambda i: (rel[i], i))
-        below = sc.eviction.rule.mark_numpy(NumpyCards(
-            rel=np.array(rel), score=np.array(score), rated=np.array(rated, np.float64),
-            eligible=np.isin(np.arange(P), eligible),
-            served=np.array([max(t - c.start, 0.0) if c is not None else 0.0 for c in cur]),
-            strikes=np.array([c.marks if c is not None else 0 for c in cur]), limit=limit))
-        marked = set([i for i in order if below[i]][:limit])
-        evicted = []
-        for i, c in enumerate(cur):
-            if c is None:
-                continue
-            c.marks = c.marks + 1 if i in marked else 0
-            if c.marks >= a.strikes:
-                evicted.append(i)
-        med = {}
-        for g in range(len(pool.groups)):
-            rates = [cur[i].t for i in range(P) if cur[i] is not None and cls_of[i] == g]
-            med[g] = median(rates) if rates else 0.0
+        evicted = evictions(sc, cur, rel, score, rated, scored, t, limit)
+        med = class_medians(cur, cls_of, len(pool.groups))
         for i in evicted:
             c = cur[i]
             n_evicted += 1
