@@ -112,8 +112,6 @@ def hardware_card(entry: Mapping[str, Any]) -> CardClass:
     prefill_util], price_month | price_hour, [name]}``; rated at the aggregate
     tok/s of SPEC §5 at that batch."""
     entry = dict(entry)
-    if "tp" in entry:
-        v.fail("pool.tp", entry["tp"], REPLICAS)
     known = {"gpu", "model", "name", *HARDWARE, *PRICES, *RENAMED}
     for key in entry:
         if key not in known:
@@ -130,7 +128,8 @@ def hardware_card(entry: Mapping[str, Any]) -> CardClass:
 # A pool entry rated by its SLO (SPEC §7): what the search takes besides the card's queue.
 # Their defaults: slo.SEARCH's (``slo_ttft`` is required: None), replications 100 (a replay: 1).
 SLO_SEARCH = {k: None if f.default is dataclasses.MISSING else f.default for k, f in slo.SEARCH.items()}
-# ``tp`` (a replica of several cards) is the queue's, not yet the month's: refused here.
+# ``tp`` (a replica of several cards) is the queue's, not yet the month's: a pool entry's is
+# refused (``scenario.pool_from_data``, for every kind of entry).
 SLO_QUEUE = tuple(f.name for f in dataclasses.fields(latency.Serving) if f.name != "tp")
 REPLICAS = "is a replica's size: the fleet month runs cards of one GPU each (mc card --tp and mc latency --tp rate replicas)"
 
@@ -171,8 +170,6 @@ def slo_card(entry: Mapping[str, Any], count: int | None = None) -> CardClass:
     """
     entry = dict(entry)
     kind = v.choice("rated_from", entry.pop("rated_from", None), ["slo", "pool-slo"])
-    if "tp" in entry:
-        v.fail("pool.tp", entry["tp"], REPLICAS)
     known = {"name", *PRICES, *RENAMED, *SLO_SEARCH, *SLO_QUEUE, *(POOL_SLO if kind == "pool-slo" else ())}
     for key in entry:
         if key not in known:

@@ -26,7 +26,7 @@ from .dips import Dips
 from .eviction import Eviction
 from .lottery import Lottery
 from .outages.fields import MARKETS
-from .pool import CLASSES, PRICES, RENAMED, CardClass, Pool, card_class, entry_price, hardware_card, slo_card
+from .pool import CLASSES, PRICES, RENAMED, REPLICAS, CardClass, Pool, card_class, entry_price, hardware_card, slo_card
 from .rounds import Autoscaler
 from .runset import check_mode
 from .swing import Swing
@@ -204,6 +204,8 @@ def pool_from_data(data: Any) -> Pool:
             item = dict(item)
             n = item.pop("count")
             market = item.pop("market", None)
+            if "tp" in item:
+                v.fail("pool.tp", item["tp"], REPLICAS)
             if "rated_from" in item:
                 card = slo_card(item, count=n)
             elif "gpu" in item:
