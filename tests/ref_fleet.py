@@ -100,9 +100,9 @@ def median(values):
     return s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])
 
 
-def month(d, sc, wander=None) -> dict:
-    """SPEC §2 outputs of one month (money in integer cents); ``wander``: (P, G + 730)
-    hourly normals of the caller's when wander is on (see ``structure_paths``)."""
+def cards(d, sc):
+    """Each card's class index, rated rate, cents, true rate and dips (a list of
+    ``(begin, end, depth)``) from the month's draws."""
     pool = sc.pool
     classes = [c for c, n in pool.groups for _ in range(n)]
     cls_of = [k for k, (c, n) in enumerate(pool.groups) for _ in range(n)]
@@ -133,6 +133,85 @@ def month(d, sc, wander=None) -> dict:
             depth = sc.dips.depth_lo + float(d.dips.u_depth[i, j]) * (sc.dips.depth_hi - sc.dips.depth_lo)
             card.append((b, e, depth))
         dips.append(card)
+    return cls_of, rated, cents, true, dips
+
+
+def plain_score(true_i, card_dips, eps, sc):
+    """A card's window score without §1.4.1's terms: ``max(0, m·(1 + σ(W)·ε))``."""
+    W = sc.window.hours
+    lost = sum(depth * overlap(b, e, -W, 0.0) for b, e, depth in card_dips)
+    m = true_i * max(0.0, 1.0 - lost / W)
+    return max(0.0, m * (1.0 + sc.window.sigma_hour * math.sqrt(1.0 / W) * float(eps)))
+
+
+def evict(score, rated, sc, ranked=None):
+    """The evicted set: the rule's NumPy twin marks (every card eligible, each has
+    served the window); at most ``limit`` marks are kept, lowest relative score first."""
+    P = len(score)
+    rel = score / rated
+    order = sorted(range(P), key=lambda i: (rel[i], i))
+    limit = math.floor(sc.eviction.rule.cap() * (P if ranked is None else ranked) + 1e-9)
+    below = sc.eviction.rule.mark_numpy(NumpyCards(
+        rel=rel, score=score, rated=rated, eligible=np.ones(P, bool), served=np.full(P, float(sc.window.hours)),
+        strikes=np.zeros(P, np.int64), limit=limit))
+    return set([i for i in order if below[i]][:limit])
+
+
+def run_set(score, cents, evicted, D, sc):
+    """The run set: every survivor, or the best tokens per dollar first up to the target."""
+    survivors = [i for i in range(len(score)) if i not in evicted]
+    if sc.runset == "all":
+        return set(survivors)
+    target = D.mean() if sc.runset == "steady" else D.max()
+    run, added = set(), 0.0
+    for i in sorted(survivors, key=lambda i: (-score[i] / cents[i], i)):
+        if added >= target:
+            break
+        run.add(i)
+        added += score[i]
+    return run
+
+
+def ideal(true, cls_of, prices, peak, cents):
+    """Brute force over units per class, each class best first (the whole pool
+    when none suffice)."""
+    best = [sorted((true[i] for i in range(len(true)) if cls_of[i] == k), reverse=True) for k in range(len(prices))]
+    out = sum(cents)
+    for counts in itertools.product(*[range(len(b) + 1) for b in best]):
+        if sum(sum(b[:k]) for b, k in zip(best, counts)) >= peak:
+            out = min(out, sum(k * p for k, p in zip(counts, prices)))
+    return out
+
+
+def report(D, cap, warm, churn, ideal_bill, n_run, n_evicted, n_wrong, sc):
+    """SPEC §2's outputs from the hourly demand and capacity, bills and counts."""
+    cap = np.maximum(cap, 0.0)
+    demand_tok = D.sum() * 3600
+    delivered = np.minimum(D, cap).sum() * 3600
+    capacity_tok = cap.sum() * 3600
+    bill = warm + churn
+    convergence = ideal_bill / bill if bill > 0 else 1.0
+    shortfall = 1.0 - delivered / demand_tok if demand_tok > 0 else 0.0
+    idle = (warm / 100) * (1.0 - delivered / capacity_tok) if capacity_tok > 0 else warm / 100
+    return {
+        "bill": bill, "warm_bill": warm, "churn_bill": churn, "ideal_bill": ideal_bill,
+        "convergence": convergence, "n_run": n_run, "n_evicted": n_evicted,
+        "n_wrong": n_wrong, "wrong_share": n_wrong / n_evicted if n_evicted else 0.0,
+        "demand_tokens": demand_tok, "delivered_tokens": delivered, "capacity_tokens": capacity_tok,
+        "shortfall": shortfall, "idle_burn": idle,
+        "pass_capacity": shortfall <= sc.checks.max_shortfall,
+        "pass_convergence": convergence >= sc.checks.min_convergence,
+        "pass_eviction": n_wrong <= sc.checks.max_wrong,
+    }
+
+
+def month(d, sc, wander=None) -> dict:
+    """SPEC §2 outputs of one month (money in integer cents); ``wander``: (P, G + 730)
+    hourly normals of the caller's when wander is on (see ``structure_paths``)."""
+    pool = sc.pool
+    cls_of, rated, cents, true, dips = cards(d, sc)
+    P = len(true)
+    W = sc.window.hours
 
     # Window and score.
     sigma = sc.window.sigma_hour * math.sqrt(1.0 / W)
@@ -148,33 +227,11 @@ def month(d, sc, wander=None) -> dict:
             m = structured_mean(true[i], one_c, u[i], first, dips[i], -W, 0.0)
             score[i] = max(0.0, m * (1.0 + sigma * float(d.noise[i])) * common)
             continue
-        lost = sum(depth * overlap(b, e, -W, 0.0) for b, e, depth in dips[i])
-        m = true[i] * max(0.0, 1.0 - lost / W)
-        score[i] = max(0.0, m * (1.0 + sigma * float(d.noise[i])))
+        score[i] = plain_score(true[i], dips[i], d.noise[i], sc)
 
-    # Eviction: the rule's NumPy twin marks (every card eligible, each has served
-    # the window); at most ``limit`` marks are kept, lowest relative score first.
-    rel = score / rated
-    order = sorted(range(P), key=lambda i: (rel[i], i))
-    limit = math.floor(sc.eviction.rule.cap() * P + 1e-9)
-    below = sc.eviction.rule.mark_numpy(NumpyCards(
-        rel=rel, score=score, rated=rated, eligible=np.ones(P, bool), served=np.full(P, float(W)),
-        strikes=np.zeros(P, np.int64), limit=limit))
-    evicted = set([i for i in order if below[i]][:limit])
-
-    # Demand and run set.
+    evicted = evict(score, rated, sc)
     D = demand_profile(d.demand, sc.demand)
-    survivors = [i for i in range(P) if i not in evicted]
-    if sc.runset == "all":
-        run = set(survivors)
-    else:
-        target = D.mean() if sc.runset == "steady" else D.max()
-        run, added = set(), 0.0
-        for i in sorted(survivors, key=lambda i: (-score[i] / cents[i], i)):
-            if added >= target:
-                break
-            run.add(i)
-            added += score[i]
+    run = run_set(score, cents, evicted, D, sc)
 
     # Capacity, hour by hour.
     hours = np.arange(HOURS, dtype=np.float64)
@@ -191,41 +248,15 @@ def month(d, sc, wander=None) -> dict:
             for b, e, depth in dips[i]:
                 ov = np.clip(np.minimum(e, hours + 1) - np.maximum(b, hours), 0.0, None)
                 cap -= depth * true[i] * ov
-    cap = np.maximum(cap, 0.0)
-    demand_tok = D.sum() * 3600
-    delivered = np.minimum(D, cap).sum() * 3600
-    capacity_tok = cap.sum() * 3600
 
     # Money.
     warm = sum(cents[i] for i in run)
     churn = sum(int(round(cents[i] * sc.eviction.churn)) for i in evicted)
-    bill = warm + churn
-
-    # Ideal: brute force over cards-per-class, each class best first.
-    peak = D.max()
-    best = [sorted((true[i] for i in range(P) if cls_of[i] == k), reverse=True)
-            for k in range(len(pool.groups))]
-    price = [c.price_cents for c in pool.classes]
-    ideal = sum(cents)
-    for counts in itertools.product(*[range(len(b) + 1) for b in best]):
-        if sum(sum(b[:k]) for b, k in zip(best, counts)) >= peak:
-            ideal = min(ideal, sum(k * p for k, p in zip(counts, price)))
+    ideal_bill = ideal(true, cls_of, [c.price_cents for c in pool.classes], D.max(), cents)
 
     # Wrong evictions: at or above the class median true rate.
     med = [median([true[i] for i in range(P) if cls_of[i] == k]) for k in range(len(pool.groups))]
     n_wrong = sum(1 for i in evicted if true[i] >= med[cls_of[i]])
-
-    convergence = ideal / bill if bill > 0 else 1.0
-    shortfall = 1.0 - delivered / demand_tok if demand_tok > 0 else 0.0
-    idle = (warm / 100) * (1.0 - delivered / capacity_tok) if capacity_tok > 0 else warm / 100
-    return {
-        "evicted": evicted, "run": run, "score": score,
-        "bill": bill, "warm_bill": warm, "churn_bill": churn, "ideal_bill": ideal,
-        "convergence": convergence, "n_run": len(run), "n_evicted": len(evicted),
-        "n_wrong": n_wrong, "wrong_share": n_wrong / len(evicted) if evicted else 0.0,
-        "demand_tokens": demand_tok, "delivered_tokens": delivered, "capacity_tokens": capacity_tok,
-        "shortfall": shortfall, "idle_burn": idle,
-        "pass_capacity": shortfall <= sc.checks.max_shortfall,
-        "pass_convergence": convergence >= sc.checks.min_convergence,
-        "pass_eviction": n_wrong <= sc.checks.max_wrong,
-    }
+    out = report(D, cap, warm, churn, ideal_bill, len(run), len(evicted), n_wrong, sc)
+    out.update(evicted=evicted, run=run, score=score)
+    return out

@@ -26,7 +26,12 @@ from . import policies
 from .policies import Cards, Policy
 from .policies.base import are_marks, described
 
-@pytree_dataclass(static=("policy",))
+# What a rule ranks where cards form replicas (SPEC §11): whole replicas, scored as a
+# serving stack's throughput sees them, or each member on its own (per-card telemetry).
+UNITS = ("replica", "member")
+
+
+@pytree_dataclass(static=("policy", "evict"))
 class Eviction:
     """The §1.5 eviction: ``policy`` names a registered rule (``share``,
     ``threshold``, ``zscore``, ``floor``, ...), ``rule`` is its value, and an
@@ -37,8 +42,11 @@ class Eviction:
     policy: str = "share"
     rule: Policy | None = None
     churn: float = declare(0.15, lo=0.0, unit="× price", doc="churn fee of an evicted card")
+    evict: str = declare("replica", kind="choice", options=UNITS,
+                         doc="where cards form replicas (tp > 1): the rule ranks whole replicas or each member")
 
-    def __init__(self, policy: Any = "share", *, churn: Any = dataclasses.MISSING, rule: Any = None, **fields: Any):
+    def __init__(self, policy: Any = "share", *, churn: Any = dataclasses.MISSING, rule: Any = None,
+                 evict: Any = "replica", **fields: Any):
         if isinstance(policy, Policy):  # a rule's value
             if rule is not None or fields:
                 v.fail("eviction.policy", policy, "is a rule's value: give its fields there, not beside it")
@@ -58,6 +66,7 @@ class Eviction:
         object.__setattr__(self, "policy", policy)
         object.__setattr__(self, "rule", rule)
         object.__setattr__(self, "churn", CHURN.default if churn is dataclasses.MISSING else churn)
+        object.__setattr__(self, "evict", evict)
         check_fields(self, "eviction")
 
     def __getattr__(self, name: str) -> Any:
@@ -75,11 +84,13 @@ class Eviction:
     @classmethod
     def field_keys(cls) -> list[str]:
         """Every key the table may hold: the policy, each registered rule's fields, churn."""
-        return ["policy", *policies.fields(), "churn"]
+        return ["policy", *policies.fields(), "churn", "evict"]
 
     def to_fields(self) -> dict[str, Any]:
-        """The table: the policy, its rule's fields, the churn."""
-        return {"policy": self.policy, **self.rule.fields(), "churn": self.churn}
+        """The table: the policy, its rule's fields, the churn, and ``evict`` where it
+        is not the default (so a table without replicas reads as it always has)."""
+        out = {"policy": self.policy, **self.rule.fields(), "churn": self.churn}
+        return out if self.evict == "replica" else {**out, "evict": self.evict}
 
     @classmethod
     def from_fields(cls, merged: dict[str, Any], given: dict[str, Any]) -> "Eviction":
@@ -90,8 +101,10 @@ class Eviction:
         v.mapping("eviction", given, "a table of fields")
         policy = merged.get("policy", "share")
         own = policies.get(policy).params()
-        fields = {k: x for k, x in merged.items() if k not in ("policy", "churn") and (k in own or k in given)}
-        return cls(policy=policy, churn=merged.get("churn", CHURN.default), **fields)
+        fields = {k: x for k, x in merged.items()
+                  if k not in ("policy", "churn", "evict") and (k in own or k in given)}
+        return cls(policy=policy, churn=merged.get("churn", CHURN.default), evict=merged.get("evict", "replica"),
+                   **fields)
 
 
 CHURN = declarations(Eviction)["churn"]
@@ -164,4 +177,4 @@ def _cards(rel, eligible, limit, score, rated, served, strikes, every=False) -> 
                  limit=jnp.asarray(limit, jnp.int32), every=every)
 
 
-__all__ = ["Eviction", "capped", "evict", "mark", "marks"]
+__all__ = ["UNITS", "Eviction", "capped", "evict", "mark", "marks"]

@@ -18,6 +18,9 @@ from ..engine import Column, Schema, of_kind
 from ..kernels import materialise, tree_sum, uniforms
 from ..units import HOURS, SECONDS
 from . import accounting, checkpoints, checks, demand, dips, eviction, lottery, runset, structure, window
+from .replicas import layout as replica_layout
+from .replicas import outputs as replica_outputs
+from .replicas import pace
 from .scenario import Scenario
 
 # Per-month outputs (SPEC §2) in order, each with its kind and units: money is int32
@@ -41,10 +44,15 @@ SCENARIO = "a Scenario (mc.presets.get(name), mc.load_scenario(path) or mc.Scena
 
 def schema(sc: Scenario) -> Schema:
     """The engine's column schema for a scenario's months: money columns with the
-    values the pool allows, counts from 0 to the pool size."""
+    values the pool allows, counts from 0 to the pool size (with replicas, SPEC §11,
+    their own columns too)."""
     v.instance("sc", sc, Scenario, SCENARIO)
     money = {c: accounting.money_support(sc.pool, sc.churn_cents, c) for c in MONEY}
-    return Schema.of(COLUMNS, money=money, counts={c: sc.pool.size + 1 for c in COUNTS}, modes=MODE_COLUMNS)
+    counts = {c: sc.pool.size + 1 for c in COUNTS}
+    if not sc.by_replica:
+        return Schema.of(COLUMNS, money=money, counts=counts, modes=MODE_COLUMNS)
+    counts.update(replica_outputs.counts(sc.pool))
+    return Schema.of({**COLUMNS, **replica_outputs.COLUMNS}, money=money, counts=counts, modes=MODE_COLUMNS)
 
 
 class Draws(NamedTuple):
@@ -82,7 +90,8 @@ def outcome(d: Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Arr
     """SPEC §2 outputs of one month; money in int32 cents (``MONEY`` columns).
 
     With ``cards=True`` also the per-card ``true_rate``, ``score`` (tok/s),
-    ``evicted`` and ``run`` (bool), each (pool,).
+    ``evicted`` and ``run`` (bool), each (pool,); with replicas (SPEC §11) per
+    replica, each (replicas,).
     """
     v.instance("d", d, Draws, "the Draws that draw(key, sc) returns")
     v.instance("sc", sc, Scenario, SCENARIO)
@@ -93,8 +102,10 @@ def outcome(d: Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Arr
 
     # Values read by many consumers are materialised once (``materialise``):
     # XLA would otherwise recompute them inside each pairwise comparison.
-    true_rate, card_dips = materialise((rated * lottery.quality(d.lottery, sc.lottery),
-                                        dips.place(d.dips, sc.window.hours, sc.dips)))
+    q = lottery.quality(d.lottery, sc.lottery)
+    true_rate, card_dips = materialise((rated * q, dips.place(d.dips, sc.window.hours, sc.dips)))
+    if sc.by_replica:
+        return replica_outcome(d, sc, q, true_rate, card_dips, cards)
     if sc.structure is None:
         score = materialise(window.score(window.mean_rate(true_rate, card_dips, sc.window), d.noise, sc.window))
     else:
@@ -107,13 +118,7 @@ def outcome(d: Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Arr
     hourly_demand = demand.profile(d.demand, sc.demand)
     run = materialise(runset.run_set(score, cents.astype(jnp.float32), evicted,
                                      runset.target(hourly_demand, sc.runset), sc.runset))
-
-    if sc.structure is None:
-        tok = accounting.month_tokens(true_rate, run, card_dips, hourly_demand, flat=sc.demand.shape == "flat")
-    else:
-        tok = structured_tokens(sf, true_rate[None], run[None], jnp.full((1, pool.size), -sc.window.hours),
-                                (card_dips.begin, card_dips.end, card_dips.depth * true_rate[:, None]),
-                                jnp.zeros(1, jnp.float32), 1.0, None, hourly_demand, d.structure.bridge, sc, HOURS)
+    tok = month_tokens(d, sc, true_rate, run, card_dips, hourly_demand, sf if sc.structure is not None else None)
     warm = accounting.bill_cents(run, cents)
     churn = accounting.bill_cents(evicted, sc.churn_cents)
     ideal = accounting.ideal_cents(true_rate, jnp.max(hourly_demand), pool)
@@ -122,6 +127,72 @@ def outcome(d: Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Arr
                  n_wrong, tok, sc)
     if cards:
         out.update(true_rate=true_rate, score=score, evicted=evicted, run=run)
+    return out
+
+
+def month_tokens(d: Draws, sc: Scenario, true_rate: jax.Array, run: jax.Array, card_dips: dips.CardDips,
+                 hourly_demand: jax.Array, sf: "Structured | None") -> accounting.Tokens:
+    """The month's token totals of the run set (cards or replicas), with SPEC
+    §1.4.1's terms when ``sf`` holds them."""
+    if sf is None:
+        return accounting.month_tokens(true_rate, run, card_dips, hourly_demand, flat=sc.demand.shape == "flat")
+    n = true_rate.shape[0]
+    return structured_tokens(sf, true_rate[None], run[None], jnp.full((1, n), -sc.window.hours),
+                             (card_dips.begin, card_dips.end, card_dips.depth * true_rate[:, None]),
+                             jnp.zeros(1, jnp.float32), 1.0, None, hourly_demand, d.structure.bridge, sc, HOURS)
+
+
+def replica_outcome(d: Draws, sc: Scenario, q: jax.Array, true_rate: jax.Array, card_dips: dips.CardDips,
+                    cards: bool) -> dict[str, jax.Array]:
+    """SPEC §11's month: the cards form replicas, each paced by its slowest member
+    (``replicas.pace``); the window scores replicas (one error each, its first
+    card's), and the rule ranks replicas (``evict = "replica"``: ``tp`` churn fees
+    each) or members on their own windows (``"member"``: one fee each, and the
+    replica is out of the run set). The run set, capacity and the ideal count
+    replicas; a replica is wrongly evicted when its slowest card is at or above its
+    class's median card."""
+    pool, lay = sc.pool, replica_layout.layout(sc.pool)
+    rated, cents = jnp.asarray(lay.rated), jnp.asarray(lay.cents)
+    unit_rate, unit_dips = materialise((rated * pace.quality(q, lay), pace.dips(q, card_dips, lay)))
+    eps = d.noise[lay.first]
+    sf = None
+    if sc.structure is None:
+        score = materialise(window.score(window.mean_rate(unit_rate, unit_dips, sc.window), eps, sc.window))
+    else:
+        sf = structured(d, sc, np.zeros(1, np.int32), None)
+        score = materialise(structured_score(unit_rate, unit_dips, sf, eps, d.structure.common, sc))
+    per_card = jnp.asarray(pool.rated())
+    if sc.eviction.evict == "member":  # each card on its own window and error
+        if sc.structure is None:
+            own = window.score(window.mean_rate(true_rate, card_dips, sc.window), d.noise, sc.window)
+        else:
+            own = structured_score(true_rate, card_dips, sf, d.noise, d.structure.common, sc)
+        gone = eviction.evict(own / per_card, sc.evict_limit, sc.eviction, score=own, rated=per_card,
+                              served=sc.window.hours)
+        evicted = jnp.any(gone[lay.members], axis=-1)
+        churn = accounting.bill_cents(gone, sc.churn_cents)
+        wrong = checks.wrong(true_rate, gone, pool)
+        members, n_evicted = jnp.sum(gone, dtype=jnp.int32), jnp.sum(gone, dtype=jnp.int32)
+    else:
+        evicted = eviction.evict(score / rated, sc.evict_limit, sc.eviction, score=score, rated=rated,
+                                 served=sc.window.hours)
+        own = np.arange(lay.size) < lay.tp[:, None]  # a row's real members (not its filler)
+        fees = jnp.sum(jnp.where(own, jnp.asarray(sc.churn_cents)[lay.members], 0), axis=-1, dtype=jnp.int32)
+        churn = accounting.bill_cents(evicted, fees)
+        wrong = replica_outputs.wrong_replicas(true_rate, evicted, lay, pool)
+        n_evicted = jnp.sum(evicted, dtype=jnp.int32)
+        members = jnp.sum(jnp.where(evicted, jnp.asarray(lay.tp), 0), dtype=jnp.int32)
+    hourly_demand = demand.profile(d.demand, sc.demand)
+    run = materialise(runset.run_set(score, cents.astype(jnp.float32), evicted,
+                                     runset.target(hourly_demand, sc.runset), sc.runset))
+    tok = month_tokens(d, sc, unit_rate, run, unit_dips, hourly_demand, sf)
+    warm = accounting.bill_cents(run, cents)
+    ideal = accounting.ideal_cents(unit_rate, jnp.max(hourly_demand), lay.pool)
+    out = report(warm, churn, ideal, jnp.sum(run, dtype=jnp.int32), n_evicted,
+                 jnp.sum(wrong, dtype=jnp.int32), tok, sc)
+    out.update(replica_outputs.report(lottery.lemon(d.lottery, sc.lottery), members, lay))
+    if cards:
+        out.update(true_rate=unit_rate, score=score, evicted=evicted, run=run)
     return out
 
 

@@ -45,6 +45,10 @@ class CardClass:
     # SPEC §10: a spot card bills ``spot.price_factor`` × price and can be preempted.
     market: str = declare("on-demand", kind="choice", options=MARKETS,
                           doc="where the class is rented: on-demand, or spot (§10)")
+    # SPEC §11: a class served by replicas of ``tp`` cards that step together (rated and
+    # price stay per card: a replica is rated ``tp × rated`` and bills ``tp × price``).
+    tp: int = declare(1, lo=1, hi=64, kind="integer", unit="cards",
+                      doc="cards per replica (tensor parallel, §11): the replica runs at its slowest card's pace")
 
     def __post_init__(self):
         _name("card.name", self.name)  # first: the other fields' errors are named by it
@@ -69,17 +73,17 @@ class CardClass:
         price = v.positive("price", price)
         if name is None or isinstance(name, str) and not name:
             name = f"{model}@{gpu}"
-        c = serving_card(model, gpu, batch=batch, **kw)
+        c = serving_card(model, gpu, batch=batch, **kw)  # a replica's, with ``tp`` in ``kw``
         if c.seats is not None and c.batch_requested > c.seats:
             v.fail(f"pool.{name}.batch", c.batch_requested, f"does not fit: {c.gpu} seats {c.seats} requests of "
                    f"{c.context:,} tokens of context for {c.model}; use batch <= {c.seats} or a shorter context")
-        return cls(name=name, rated=c.aggregate_tok_s, price=price)
+        return cls(name=name, rated=c.aggregate_tok_s_per_card, price=price, tp=c.tp)
 
 
 # Hardware pool entries: a catalogue GPU serving a catalogue model (SPEC §5), and
 # how each entry field maps onto ``mc.serving.card``.
 HARDWARE = {"batch": "batch", "context": "context", "prompt": "prompt", "weight_bytes": "weight_bytes_per_param",
-            "kv_bytes": "kv_bytes_per_element", "mem_util": "mem_util", "prefill_util": "prefill_util"}
+            "kv_bytes": "kv_bytes_per_element", "mem_util": "mem_util", "prefill_util": "prefill_util", "tp": "tp"}
 PRICES = ("price_month", "price_hour")
 # A pool entry's earlier names: each a one-line error naming the new.
 RENAMED = {"price": "price_month"}
@@ -128,10 +132,8 @@ def hardware_card(entry: Mapping[str, Any]) -> CardClass:
 # A pool entry rated by its SLO (SPEC §7): what the search takes besides the card's queue.
 # Their defaults: slo.SEARCH's (``slo_ttft`` is required: None), replications 100 (a replay: 1).
 SLO_SEARCH = {k: None if f.default is dataclasses.MISSING else f.default for k, f in slo.SEARCH.items()}
-# ``tp`` (a replica of several cards) is the queue's, not yet the month's: a pool entry's is
-# refused (``scenario.pool_from_data``, for every kind of entry).
-SLO_QUEUE = tuple(f.name for f in dataclasses.fields(latency.Serving) if f.name != "tp")
-REPLICAS = "is a replica's size: the fleet month runs cards of one GPU each (mc card --tp and mc latency --tp rate replicas)"
+# ``tp`` among them: a replica's queue, rated per card at its tok/s over ``tp``.
+SLO_QUEUE = tuple(f.name for f in dataclasses.fields(latency.Serving))
 
 
 POOL_SLO = {"router": "least_requests", "speeds": None}  # a pool rated at its SLO (SPEC §9)
@@ -139,11 +141,12 @@ POOL_SLO = {"router": "least_requests", "speeds": None}  # a pool rated at its S
 
 @lru_cache(maxsize=None)
 def _slo_tok_s(queue: latency.Serving, search: tuple, pool: tuple | None = None) -> float:
+    """tok/s per card: a replica's (SPEC §11) over its ``tp`` cards; a pool's over its cards."""
     if pool is None:
-        return slo.slo_rate(queue, **dict(search)).tok_s
-    cards, router, speeds = pool
-    target = routed.RoutedPool(queue, cards=cards, router=router, speeds=speeds)
-    return slo.slo_rate(target, **dict(search)).tok_s / cards
+        return slo.slo_rate(queue, **dict(search)).tok_s / queue.tp
+    replicas, router, speeds = pool
+    target = routed.RoutedPool(queue, cards=replicas, router=router, speeds=speeds)
+    return slo.slo_rate(target, **dict(search)).tok_s / (replicas * queue.tp)
 
 
 def slo_card(entry: Mapping[str, Any], count: int | None = None) -> CardClass:
@@ -189,12 +192,15 @@ def slo_card(entry: Mapping[str, Any], count: int | None = None) -> CardClass:
     with v.renamed(prefix=where):  # the entry's fields as its table names them
         queue = latency.Serving(**entry)
     if pool is None:
+        if count is not None:
+            whole_replicas(f"{where}count", count, queue.tp)
         latency.check_seats(queue, where)  # a replication that only fills the card rates nothing
     else:
-        count = v.count(f"{where}count", count, lo=1, hi=routed.MAX_CARDS)  # the cards routed together
+        count = v.count(f"{where}count", count, lo=1, hi=routed.MAX_CARDS * queue.tp)  # the cards routed together
+        whole_replicas(f"{where}count", count, queue.tp)
         with v.renamed({"cards": f"{where}count", "router": f"{where}router", "speeds": f"{where}speeds"},
-                       prefix=where):
-            target = routed.RoutedPool(queue, cards=count, router=pool[0], speeds=pool[1])
+                       prefix=where):  # the router sees replicas (SPEC §11): a pool of count / tp queues
+            target = routed.RoutedPool(queue, cards=count // queue.tp, router=pool[0], speeds=pool[1])
         target.check_seats(where)  # a replication that only fills the pool rates nothing
         pool = (target.cards, target.router, target.speeds)
     # Checked before the search is looked up by value (a list is not hashable).
@@ -203,7 +209,15 @@ def slo_card(entry: Mapping[str, Any], count: int | None = None) -> CardClass:
             search["slo_ttft"], search["percentile"], search["share"], search["rel_tol"])
         search["replications"] = latency.check_replications(queue, search["replications"], default=100)
         search["seed"] = slo.SEARCH["seed"].check("seed", search["seed"])
-    return CardClass(name=name, rated=_slo_tok_s(queue, tuple(sorted(search.items())), pool), price=price)
+    return CardClass(name=name, rated=_slo_tok_s(queue, tuple(sorted(search.items())), pool), price=price,
+                     tp=queue.tp)
+
+
+def whole_replicas(field: str, count: int, tp: int) -> None:
+    """Refuse (one line) a count of cards that is not whole replicas of ``tp``."""
+    if count % tp:
+        v.fail(field, count, f"must be a multiple of tp = {tp}: the cards form replicas of {tp} (SPEC §11), "
+               f"e.g. {max(tp, count - count % tp)}")
 
 
 FLAGSHIP = CardClass("flagship", 7000.0, 2600.0)
@@ -244,6 +258,7 @@ class Pool:
             if not isinstance(card, CardClass):
                 v.fail("pool.card", card, "must be a CardClass")
             checked.append((card, COUNT.check(f"pool.{card.name}.count", count)))
+            whole_replicas(f"pool.{card.name}.count", count, card.tp)
         names = [(c.name, c.market) for c, _ in checked]
         if len(set(names)) != len(names):
             v.fail("pool", [c.name for c, _ in checked], "must name each card class once (per market)")
@@ -277,6 +292,16 @@ class Pool:
         ends = np.cumsum(self.counts)
         return tuple(slice(int(e - n), int(e)) for e, n in zip(ends, self.counts))
 
+    @property
+    def replicated(self) -> bool:
+        """Whether a class runs replicas of several cards (SPEC §11)."""
+        return any(c.tp > 1 for c in self.classes)
+
+    @property
+    def replicas(self) -> int:
+        """Replicas in the pool (a card of ``tp = 1`` is one)."""
+        return sum(n // c.tp for c, n in self.groups)
+
     def rated(self) -> np.ndarray:
         """(pool,) float32 tok/s."""
         return np.repeat([c.rated for c in self.classes], self.counts).astype(np.float32)
@@ -286,7 +311,8 @@ class Pool:
         return np.repeat([c.price_cents for c in self.classes], self.counts).astype(np.int32)
 
     def describe(self) -> str:
-        return " + ".join(f"{n} x {c.name}" + (" (spot)" if c.spot else "") for c, n in self.groups)
+        return " + ".join(f"{n} x {c.name}" + (" (spot)" if c.spot else "") + (f" (tp {c.tp})" if c.tp > 1 else "")
+                          for c, n in self.groups)
 
     def spot(self) -> np.ndarray:
         """(pool,) bool: the slots of spot classes (SPEC §10)."""

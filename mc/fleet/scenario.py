@@ -26,7 +26,7 @@ from .dips import Dips
 from .eviction import Eviction
 from .lottery import Lottery
 from .outages.fields import MARKETS
-from .pool import CLASSES, PRICES, RENAMED, REPLICAS, CardClass, Pool, card_class, entry_price, hardware_card, slo_card
+from .pool import CLASSES, PRICES, RENAMED, CardClass, Pool, card_class, entry_price, hardware_card, slo_card
 from .rounds import Autoscaler
 from .runset import check_mode
 from .swing import Swing
@@ -82,11 +82,37 @@ class Scenario:
         set_field(self, "structure", structure.static(self.window, self.wander, self.swing))
         limits.check_money(self.pool, self.eviction.churn)
         limits.check_floats(self.pool, self.lottery, self.window, self.demand)
-        set_field(self, "evict_limit", self.eviction.limit(self.pool.size))
+        # SPEC §11: the rule ranks replicas, or every card under ``evict = "member"``.
+        ranked = self.pool.size if self.eviction.evict == "member" else self.pool.replicas
+        set_field(self, "evict_limit", self.eviction.limit(ranked))
         set_field(self, "churn_cents", churn_cents(self.pool, self.eviction.churn))
+        self._replicas()
         self._outages()
         if self.autoscaler is not None:
             limits.check_rounds_money(self.pool, self.autoscaler, self.evict_limit, self.churn_cents)
+
+    @property
+    def by_replica(self) -> bool:
+        """Whether the month runs SPEC §11's replicas: a class of ``tp > 1``, or a
+        rule that ranks members (each card its own replica then)."""
+        return self.pool.replicated or self.eviction.evict == "member"
+
+    def _replicas(self) -> None:
+        """SPEC §11 runs in §1's month, beside the fleet's swing but not yet with
+        the wander, §6's rounds or §10's terms."""
+        if not self.by_replica:
+            return
+        what = "replicas (a pool entry with tp > 1)" if self.pool.replicated else "evict = \"member\""
+        if self.autoscaler is not None:
+            v.fail("autoscaler", "on", f"only the one-decision month takes {what} for now: remove [autoscaler]")
+        for name in ("failures", "spot"):
+            if getattr(self, name) is not None:
+                v.fail(name, "on", f"failures and spot cards do not run beside {what} yet: remove [{name}]")
+        if self.pool.spot().any():
+            v.fail("pool.market", "spot", f"spot cards do not run beside {what} yet: rent the pool on demand")
+        if self.structure is not None and self.structure.wander:
+            v.fail("wander.sd", self.wander.sd, f"the cards' wander does not run beside {what} yet: set "
+                   "wander.sd = 0 (the fleet's swing runs)")
 
     def _outages(self) -> None:
         """SPEC §10: spot fields need a spot card; the terms run in §6's month (an
@@ -204,27 +230,27 @@ def pool_from_data(data: Any) -> Pool:
             item = dict(item)
             n = item.pop("count")
             market = item.pop("market", None)
-            if "tp" in item:
-                v.fail("pool.tp", item["tp"], REPLICAS)
             if "rated_from" in item:
                 card = slo_card(item, count=n)
             elif "gpu" in item:
                 card = hardware_card(item)
             elif "card" in item:
                 card = card_class(item.pop("card"))
-                unknown = sorted(set(item) - {"name", "rated", "market", *PRICES, *RENAMED})
+                unknown = sorted(set(item) - {"name", "rated", "market", "tp", *PRICES, *RENAMED})
                 if unknown:
                     v.fail(f"pool.{card.name}.{unknown[0]}", item[unknown[0]],
-                           "is not a pool entry field; known: card, count, name, rated, price_month, price_hour, market")
+                           "is not a pool entry field; known: card, count, name, rated, price_month, price_hour, "
+                           "market, tp")
                 price = entry_price(item, f"pool.{card.name}") if any(k in item for k in (*PRICES, *RENAMED)) else card.price
                 card = CardClass(**{"name": card.name, "rated": card.rated, **item, "price": price})
             else:
-                unknown = sorted(set(item) - {"name", "rated", "market", *PRICES, *RENAMED})
+                unknown = sorted(set(item) - {"name", "rated", "market", "tp", *PRICES, *RENAMED})
                 if unknown or "name" not in item or "rated" not in item:
                     v.fail("pool", item, "a custom card needs name, rated and price_month or price_hour "
                            "(or card = a built-in class, or gpu, model and batch)")
                 name = item["name"]
-                card = CardClass(name=name, rated=item["rated"], price=entry_price(item, f"pool.{name}"))
+                card = CardClass(name=name, rated=item["rated"], price=entry_price(item, f"pool.{name}"),
+                                 **({"tp": item["tp"]} if "tp" in item else {}))
             if market is not None:  # SPEC §10: where the entry's cards are rented
                 card = dataclasses.replace(card, market=v.choice(f"pool.{card.name}.market", market, MARKETS))
             groups.append((card, n))
@@ -236,4 +262,5 @@ def pool_to_data(pool: Pool) -> Any:
     if all(CLASSES.get(c.name) == c for c in pool.classes):
         return " + ".join(f"{n} x {c.name}" for c, n in pool.groups)
     return [{"name": c.name, "rated": c.rated, "price_month": c.price, "count": n,
-             **({"market": c.market} if c.spot else {})} for c, n in pool.groups]
+             **({"market": c.market} if c.spot else {}), **({"tp": c.tp} if c.tp > 1 else {})}
+            for c, n in pool.groups]
