@@ -292,10 +292,11 @@ def outcome(d: Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Arr
     return out
 
 
-def ideal_bill(rate0: jax.Array, hourly_demand: jax.Array, sc: Scenario, factor=None) -> jax.Array:
+def ideal_bill(rate0: jax.Array, hourly_demand: jax.Array, sc: Scenario, factor=None, pool=None) -> jax.Array:
     """() int32 cents: per round, the cheapest cover of its peak from the original
-    cards at prorated rents (SPEC §10: a spot class at ``factor`` of its price)."""
-    pool, a = sc.pool, sc.autoscaler
+    cards at prorated rents (SPEC §10: a spot class at ``factor`` of its price);
+    ``pool`` the units covered (default the scenario's cards; SPEC §11: its replicas)."""
+    pool, a = sc.pool if pool is None else pool, sc.autoscaler
     covers = accounting.ideal_covers(rate0, pool)
     class_rent = jnp.asarray(a.rent(np.array([c.price_cents for c in pool.classes])))
     if factor is not None:

@@ -176,8 +176,7 @@ def replica_outcome(d: Draws, sc: Scenario, q: jax.Array, true_rate: jax.Array, 
     else:
         evicted = eviction.evict(score / rated, sc.evict_limit, sc.eviction, score=score, rated=rated,
                                  served=sc.window.hours)
-        own = np.arange(lay.size) < lay.tp[:, None]  # a row's real members (not its filler)
-        fees = jnp.sum(jnp.where(own, jnp.asarray(sc.churn_cents)[lay.members], 0), axis=-1, dtype=jnp.int32)
+        fees = jnp.sum(jnp.where(lay.own, jnp.asarray(sc.churn_cents)[lay.members], 0), axis=-1, dtype=jnp.int32)
         churn = accounting.bill_cents(evicted, fees)
         wrong = replica_outputs.wrong_replicas(true_rate, evicted, lay, pool)
         n_evicted = jnp.sum(evicted, dtype=jnp.int32)
@@ -190,7 +189,9 @@ def replica_outcome(d: Draws, sc: Scenario, q: jax.Array, true_rate: jax.Array, 
     ideal = accounting.ideal_cents(unit_rate, jnp.max(hourly_demand), lay.pool)
     out = report(warm, churn, ideal, jnp.sum(run, dtype=jnp.int32), n_evicted,
                  jnp.sum(wrong, dtype=jnp.int32), tok, sc)
-    out.update(replica_outputs.report(lottery.lemon(d.lottery, sc.lottery), members, lay))
+    lemon = lottery.lemon(d.lottery, sc.lottery)
+    present_end = ~gone if sc.eviction.evict == "member" else ~evicted[lay.unit_of]  # (pool,) the cards still in
+    out.update(replica_outputs.report(lemon, members, lay, lemon, present_end))
     if cards:
         out.update(true_rate=unit_rate, score=score, evicted=evicted, run=run)
     return out

@@ -98,21 +98,23 @@ class Scenario:
         return self.pool.replicated or self.eviction.evict == "member"
 
     def _replicas(self) -> None:
-        """SPEC §11 runs in §1's month, beside the fleet's swing but not yet with
-        the wander, §6's rounds or §10's terms."""
+        """SPEC §11 runs in §1's month (beside the fleet's swing) and in §6's rounds,
+        not yet with the wander or §10's terms."""
         if not self.by_replica:
             return
         what = "replicas (a pool entry with tp > 1)" if self.pool.replicated else "evict = \"member\""
-        if self.autoscaler is not None:
-            v.fail("autoscaler", "on", f"only the one-decision month takes {what} for now: remove [autoscaler]")
+        if self.structure is not None and self.structure.wander:
+            v.fail("wander.sd", self.wander.sd, f"the cards' wander does not run beside {what} yet: set "
+                   "wander.sd = 0 (the fleet's swing runs)")
+        if self.autoscaler is not None and self.structure is not None:
+            v.fail("swing.diurnal" if self.swing.diurnal else "window.common_hour" if self.window.common_hour
+                   else "swing.sd", "on", f"the autoscaler's rounds take {what} without wander or swing for now: "
+                   "set them to 0, or remove [autoscaler]")
         for name in ("failures", "spot"):
             if getattr(self, name) is not None:
                 v.fail(name, "on", f"failures and spot cards do not run beside {what} yet: remove [{name}]")
         if self.pool.spot().any():
             v.fail("pool.market", "spot", f"spot cards do not run beside {what} yet: rent the pool on demand")
-        if self.structure is not None and self.structure.wander:
-            v.fail("wander.sd", self.wander.sd, f"the cards' wander does not run beside {what} yet: set "
-                   "wander.sd = 0 (the fleet's swing runs)")
 
     def _outages(self) -> None:
         """SPEC §10: spot fields need a spot card; the terms run in §6's month (an

@@ -9,6 +9,7 @@ import pandas as pd
 from .. import _validate as v
 from .. import engine
 from . import autoscaler, month
+from .replicas import rounds as replica_rounds
 from .scenario import Scenario
 
 
@@ -35,6 +36,8 @@ def model(scenario: Scenario):
     """``(month function, column schema)`` of a scenario: SPEC §6's month when it
     has an ``[autoscaler]`` section, else §1's."""
     v.instance("scenario", scenario, Scenario, month.SCENARIO)
+    if scenario.autoscaler is not None and scenario.by_replica:  # SPEC §11 in §6's rounds
+        return replica_rounds.replica_month, replica_rounds.schema(scenario)
     if scenario.autoscaler is not None:
         return autoscaler.autoscaler_month, autoscaler.schema(scenario)
     return month.fleet_month, month.schema(scenario)

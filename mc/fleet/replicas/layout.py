@@ -23,6 +23,8 @@ class Layout:
 
     members: (replicas, K) int32 the cards of each replica (K the pool's largest ``tp``).
     first: (replicas,) int32 each replica's first card. tp: (replicas,) int32 its size.
+    unit_of: (pool,) int32 each card's replica. own: (replicas, K) bool a row's real
+        cards (not its filler).
     pool: the pool of replica classes: one class per card class, rated ``tp × rated``
         and priced ``tp ×`` the card's cents, counting replicas.
     cents: (replicas,) int32 a replica's month. rated: (replicas,) float32 tok/s.
@@ -34,6 +36,8 @@ class Layout:
     pool: Pool
     cents: np.ndarray
     rated: np.ndarray
+    unit_of: np.ndarray
+    own: np.ndarray
 
     @property
     def size(self) -> int:
@@ -59,7 +63,9 @@ def layout(pool: Pool) -> Layout:
     members = np.array(rows, np.int32).reshape(-1, k)
     tp = np.repeat([c.tp for c in pool.classes], [n // c.tp for c, n in pool.groups]).astype(np.int32)
     replicas = Pool(tuple((replica_class(c), n // c.tp) for c, n in pool.groups))
-    return Layout(members, members[:, 0].copy(), tp, replicas, replicas.price_cents(), replicas.rated())
+    unit_of = np.repeat(np.arange(len(tp), dtype=np.int32), tp)
+    own = np.arange(k)[None, :] < tp[:, None]
+    return Layout(members, members[:, 0].copy(), tp, replicas, replicas.price_cents(), replicas.rated(), unit_of, own)
 
 
 __all__ = ["Layout", "layout", "replica_class"]

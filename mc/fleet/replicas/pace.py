@@ -24,16 +24,29 @@ def quality(q: jax.Array, lay: Layout) -> jax.Array:
     return jnp.min(q[lay.members], axis=-1)
 
 
-def dips(q: jax.Array, card_dips: CardDips, lay: Layout) -> CardDips:
+def dips(q: jax.Array, card_dips: CardDips, lay: Layout, start: jax.Array | None = None) -> CardDips:
     """(replicas, pieces) the replicas' dips: the pieces of ``[−W, …)`` where the
     slowest member's speed falls below ``min_i q_i``, with ``depth`` the share of the
     replica's true rate lost there, the pieces that lose something first (``count``).
 
-    q: (pool,) float32 each card's quality; card_dips: (pool, dips) the cards' dips.
-    With one member a replica's dips are its card's, unchanged.
+    q: (pool,) float32 each card's quality; card_dips: (pool, dips) the cards' dips
+    (depth 0 for a dip that is not the card's). start: (replicas,) float32 h each
+    replica serves from (SPEC §6: a piece before it is cut to it; None: no cut).
+    With one member a replica's dips are its card's.
     """
     if lay.size == 1:
-        return card_dips
+        if start is None:
+            return card_dips
+        lo = jnp.maximum(card_dips.begin, start[:, None])
+        return CardDips(lo, jnp.maximum(card_dips.end, lo), card_dips.depth, card_dips.count)
+    out = _pieces(q, card_dips, lay)
+    if start is None:
+        return out
+    lo = jnp.maximum(out.begin, start[:, None])
+    return CardDips(lo, jnp.maximum(out.end, lo), out.depth, out.count)
+
+
+def _pieces(q: jax.Array, card_dips: CardDips, lay: Layout) -> CardDips:
     m = lay.members
     lo, hi, level = jax.vmap(step_minimum)(q[m], card_dips.begin[m], card_dips.end[m], card_dips.depth[m])
     base = jnp.min(q[m], axis=-1, keepdims=True)
