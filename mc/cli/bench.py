@@ -6,7 +6,7 @@ from .. import _validate as v
 from ..studies import bench
 from .. import files
 from ..studies.benchreport import (format_bench, format_bench_autoscaler, format_bench_latency, format_bench_pool,
-                                   format_bench_structure)
+                                   format_bench_replicas, format_bench_structure)
 from ._common import print_json
 
 
@@ -30,6 +30,10 @@ def run(args) -> int:
     if args.structure:
         r = bench.structure(chunk=chunks[0] if args.chunks_given else 256, seconds=seconds, devices=args.devices)
         print_json(r) if args.json else print(format_bench_structure(r))
+        return 0
+    if args.replicas:
+        r = bench.replicas(chunk=chunks[0] if args.chunks_given else 256, seconds=seconds, devices=args.devices)
+        print_json(r) if args.json else print(format_bench_replicas(r))
         return 0
     if args.autoscaler:
         r = bench.autoscaler(chunk=chunks[0], seconds=seconds, devices=args.devices)
@@ -67,6 +71,9 @@ def register(sub) -> None:
     p.add_argument("--structure", action="store_true",
                    help="time the standard month and the autoscaler's with wander and swing on (docs/model.md "
                    "§1.4.1) against each with them off, at the first chunk size (default 256)")
+    p.add_argument("--replicas", action="store_true",
+                   help="time the standard month and the autoscaler's with their cards as replicas of 2, 4 and 8 "
+                        "(docs/model.md §11) against the same cards one by one, at the first chunk size (default 256)")
     p.add_argument("--autoscaler", action="store_true",
                    help="time the autoscaler's month (docs/model.md §6; lemon-hunter: daily rounds) against the "
                    "same scenario as one decision, at the first chunk size")

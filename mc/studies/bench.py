@@ -19,6 +19,7 @@ of the whole log, all with the log's lengths, so only the arrivals differ.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import jax
@@ -27,7 +28,7 @@ import numpy as np
 from .. import _validate as v
 from .. import engine
 from ..fleet import autoscaler as autoscaler_month
-from ..fleet import model, presets
+from ..fleet import Pool, model, presets
 from ..serving import RequestLog
 from ..serving import latency as serving_latency
 from . import numpy_month
@@ -194,6 +195,32 @@ def autoscaler(chunk: int = 1024, seconds: float = 3.0, scenario: str = AUTOSCAL
 # and a 0.5% shared swing over a day (what ``mc bench --structure`` switches on).
 STRUCTURE = {"wander.sd": 0.02, "wander.hours": 168.0, "swing.diurnal": 0.015, "swing.sd": 0.005,
              "swing.hours": 24.0}
+
+
+def replicated(sc, tp: int):
+    """``sc`` with every card class served by replicas of ``tp`` cards (SPEC §11)."""
+    pool = Pool(tuple((dataclasses.replace(c, tp=tp), n) for c, n in sc.pool.groups))
+    return dataclasses.replace(sc, pool=pool)
+
+
+def replicas(chunk: int = 256, seconds: float = 3.0, sizes=(2, 4, 8), devices=None) -> dict:
+    """The standard month and §6's (``lemon-hunter``) with their 32 cards as
+    replicas of each size in ``sizes`` (SPEC §11) against the same cards one by
+    one, through the streaming engine at one chunk size, all in this one run: the
+    same cards, so months per second compare per card."""
+    devs = engine.device_list(devices)
+    out = {"backend": jax.default_backend(), "device": devs[0].device_kind, "devices": len(devs),
+           "jax": jax.__version__, "rows": []}
+    for name in (STANDARD, AUTOSCALER):
+        sc = presets.get(name)
+        cards = time_engine(sc, chunk, seconds, devices)
+        row = {"scenario": name, "cards": sc.pool.size, "tp1": cards, "sizes": []}
+        for tp in sizes:
+            e = time_engine(replicated(sc, tp), chunk, seconds, devices)
+            row["sizes"].append({"tp": tp, **e, "over_tp1": e["months_per_s"] / cards["months_per_s"],
+                                 "cpu_over_tp1": e["months_per_cpu_s"] / cards["months_per_cpu_s"]})
+        out["rows"].append(row)
+    return out
 
 
 def structure(chunk: int = 256, seconds: float = 3.0, devices=None) -> dict:

@@ -57,6 +57,19 @@ def format_bench_structure(r: dict) -> str:
     return "\n".join(lines)
 
 
+def format_bench_replicas(r: dict) -> str:
+    lines = [f"replicas of tp cards (SPEC 11) against the same cards one by one on {r['backend']} "
+             f"({r['device']} x{r['devices']}), jax {r['jax']}", ""]
+    for row in r["rows"]:
+        e = row["tp1"]
+        lines.append(f"{row['scenario']:<20} {row['cards']} cards, tp 1 {e['months_per_s']:>12,.1f} months/s   "
+                     f"({e['months_per_cpu_s']:,.0f} a CPU-second)")
+        for e in row["sizes"]:
+            lines.append(f"{row['scenario']:<20} {row['cards']} cards, tp {e['tp']} {e['months_per_s']:>12,.1f} months/s"
+                         f"   {e['over_tp1']:.3f}x tp 1 (by CPU time {e['cpu_over_tp1']:.3f}x)")
+    return "\n".join(lines)
+
+
 def format_bench_latency(r: dict) -> str:
     lg = r["log"]
     lines = [f"one card's queue (8b on h100, {r['batcher']} batcher, max batch {r['max_batch']}) on {r['backend']} "

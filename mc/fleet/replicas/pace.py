@@ -3,18 +3,31 @@
 Member ``i`` runs at ``r·q_i·(1 − Σ_dips active δ)``; the replica of ``K`` members steps
 together, so it runs at ``K·r·min_i q_i(1 − Σ δ)``. That is a card of true rate
 ``K·r·min_i q_i`` whose "dips" are the pieces where the minimum falls below ``min_i q_i``
-(``kernels.step_minimum``): every pass written for a card's dips (the window's mean, the
-hourly capacity) then holds a replica exactly, dip boundaries included.
+(``kernels.envelope``): every pass written for a card's dips (the window's mean, the
+hourly capacity) then holds a replica exactly, dip boundaries included. The pieces
+depend on where the dips begin and end alone (``geometry``, once a month); how deep
+each piece is depends on the cards' qualities and which dips are theirs (``dips``).
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import jax
 import jax.numpy as jnp
 
-from ...kernels import step_minimum
+from ...kernels import covering, envelope, pieces
 from ..dips import CardDips
 from .layout import Layout
+
+
+class Geometry(NamedTuple):
+    """Each replica's pieces: (replicas, pieces) float32 h ``lo``, ``hi``, and which of
+    its cards' dips cover each, (replicas, pieces, K, dips) bool ``active``."""
+
+    lo: jax.Array
+    hi: jax.Array
+    active: jax.Array
 
 
 def quality(q: jax.Array, lay: Layout) -> jax.Array:
@@ -24,40 +37,39 @@ def quality(q: jax.Array, lay: Layout) -> jax.Array:
     return jnp.min(q[lay.members], axis=-1)
 
 
-def dips(q: jax.Array, card_dips: CardDips, lay: Layout, start: jax.Array | None = None) -> CardDips:
-    """(replicas, pieces) the replicas' dips: the pieces of ``[−W, …)`` where the
-    slowest member's speed falls below ``min_i q_i``, with ``depth`` the share of the
-    replica's true rate lost there, the pieces that lose something first (``count``).
+def geometry(card_dips: CardDips, lay: Layout) -> Geometry:
+    """The replicas' pieces from their cards' dips (pool, dips) (where they begin and end)."""
+    m = lay.members
+    begin, end = card_dips.begin[m], card_dips.end[m]
+    lo, hi = jax.vmap(pieces)(begin, end)
+    return Geometry(lo, hi, jax.vmap(covering)(lo, begin, end))
+
+
+def dips(q: jax.Array, card_dips: CardDips, lay: Layout, start: jax.Array | None = None,
+         geom: Geometry | None = None) -> CardDips:
+    """(replicas, pieces) the replicas' dips: the pieces where the slowest member's
+    speed falls below ``min_i q_i``, with ``depth`` the share of the replica's true
+    rate lost there (0 elsewhere).
 
     q: (pool,) float32 each card's quality; card_dips: (pool, dips) the cards' dips
     (depth 0 for a dip that is not the card's). start: (replicas,) float32 h each
     replica serves from (SPEC §6: a piece before it is cut to it; None: no cut).
-    With one member a replica's dips are its card's.
+    geom: ``geometry(card_dips, lay)`` when already known. With one member a
+    replica's dips are its card's.
     """
     if lay.size == 1:
-        if start is None:
-            return card_dips
-        lo = jnp.maximum(card_dips.begin, start[:, None])
-        return CardDips(lo, jnp.maximum(card_dips.end, lo), card_dips.depth, card_dips.count)
-    out = _pieces(q, card_dips, lay)
+        out = card_dips
+    else:
+        g = geometry(card_dips, lay) if geom is None else geom
+        m = lay.members
+        level = jax.vmap(envelope)(q[m], card_dips.depth[m], g.active)
+        base = jnp.min(q[m], axis=-1, keepdims=True)
+        depth = jnp.where(base > 0.0, 1.0 - level / jnp.where(base > 0.0, base, 1.0), 0.0)
+        out = CardDips(g.lo, g.hi, jnp.where(g.hi > g.lo, jnp.maximum(depth, 0.0), 0.0))
     if start is None:
         return out
     lo = jnp.maximum(out.begin, start[:, None])
     return CardDips(lo, jnp.maximum(out.end, lo), out.depth, out.count)
 
 
-def _pieces(q: jax.Array, card_dips: CardDips, lay: Layout) -> CardDips:
-    m = lay.members
-    lo, hi, level = jax.vmap(step_minimum)(q[m], card_dips.begin[m], card_dips.end[m], card_dips.depth[m])
-    base = jnp.min(q[m], axis=-1, keepdims=True)
-    depth = jnp.where(base > 0.0, 1.0 - level / jnp.where(base > 0.0, base, 1.0), 0.0)
-    depth = jnp.where(hi > lo, jnp.maximum(depth, 0.0), 0.0)
-    # The pieces that lose something first, in time order: the hourly passes read only
-    # the leading ``count`` of them.
-    lossy = depth > 0.0
-    order = jnp.argsort(~lossy, axis=-1, stable=True)
-    take = lambda x: jnp.take_along_axis(x, order, axis=-1)
-    return CardDips(take(lo), take(hi), take(depth), jnp.sum(lossy, axis=-1, dtype=jnp.int32))
-
-
-__all__ = ["dips", "quality"]
+__all__ = ["Geometry", "dips", "geometry", "quality"]

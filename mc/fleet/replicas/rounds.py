@@ -78,17 +78,18 @@ def schema(sc: Scenario) -> Schema:
                      modes=month.MODE_COLUMNS)
 
 
-def view(c: Cards, slot: CardDips, lay: Layout) -> tuple[Slots, Fixed]:
+def view(c: Cards, slot: CardDips, geom: pace.Geometry, lay: Layout) -> tuple[Slots, Fixed]:
     """The replicas as §6's steps read slots: each whole replica's rate (its slowest
     card's pace), its serving start (its last card's), its dips from then (of the
-    slots' dips ``slot``, (pool, dips), those begun since each card was placed)."""
+    slots' dips ``slot``, (pool, dips), those begun since each card was placed; their
+    pieces ``geom``)."""
     whole = jnp.all(c.present[lay.members], axis=-1)
     q = pace.quality(c.quality, lay)
     rated = jnp.asarray(lay.rated)
     rate = jnp.where(whole, rated * q, 0.0)
     start = jnp.max(c.start[lay.members], axis=-1)
     owned = CardDips(slot.begin, slot.end, jnp.where(slot.begin >= c.placed[:, None], slot.depth, 0.0))
-    d = pace.dips(c.quality, owned, lay, start)
+    d = pace.dips(c.quality, owned, lay, start, geom)
     slots = Slots(rate=rate, quality=q, lemon=jnp.zeros(rate.shape, bool), present=whole, start=start,
                   marks=c.marks, lo=d.begin, hi=d.end, weight=d.depth)
     return slots, Fixed(rated=rated, price=jnp.asarray(lay.cents).astype(jnp.float32), begin=d.begin,
@@ -106,14 +107,14 @@ def cards_as_slots(c: Cards, slot: CardDips, f: Fixed) -> tuple[Slots, Fixed]:
     return slots, f._replace(begin=slot.begin, depth=depth)
 
 
-def round_step(carry: tuple[Cards, Totals], x: Round, f: Fixed, slot: CardDips, lay: Layout,
-               sc: Scenario) -> tuple[tuple[Cards, Totals], Trace]:
+def round_step(carry: tuple, x: Round, f: Fixed, slot: CardDips, geom: pace.Geometry, lay: Layout,
+               sc: Scenario) -> tuple[tuple, Trace]:
     """One round at ``t_k``: score the replicas, mark and evict (replicas or cards),
-    replace, pick the run set, bill. ``f``: the cards' rated rates and prices;
-    ``slot``: the slots' dips."""
-    c, tally = carry
+    replace, pick the run set, bill. The carry holds the cards, the totals and the
+    replicas as the last round left them (``view``: nothing changes between rounds).
+    ``f``: the cards' rated rates and prices; ``slot``: the slots' dips, ``geom`` their pieces."""
+    c, tally, (units, uf) = carry
     a, by_member = sc.autoscaler, sc.eviction.evict == "member"
-    units, uf = view(c, slot, lay)
     ux = x._replace(eps=x.eps[lay.first], rent=None)
     scored = autoscaler.score(units, ux, uf, sc)
     rate = jnp.where(c.present, f.rated * c.quality, 0.0)  # each card's, before the round's evictions
@@ -135,7 +136,7 @@ def round_step(carry: tuple[Cards, Totals], x: Round, f: Fixed, slot: CardDips, 
                          start=jnp.where(gone, x.t + a.boot_hours, c.start), marks=marks)
     else:
         new = c._replace(present=c.present & ~gone, marks=marks)
-    after, af = view(new, slot, lay)
+    after, af = view(new, slot, geom, lay)
     chosen = autoscaler.run_set(after, scored, left, ux, af, sc)
     rent = jnp.sum(jnp.where(lay.own, x.rent[lay.members], 0), axis=-1, dtype=jnp.int32)
     n_run = jnp.sum(chosen.run, dtype=jnp.int32)
@@ -152,7 +153,7 @@ def round_step(carry: tuple[Cards, Totals], x: Round, f: Fixed, slot: CardDips, 
         lo = jnp.clip(pieces.begin, x.t, x.t + x.length)
         hi = jnp.clip(pieces.end, lo, x.t + x.length)
         pieces = CardDips(lo, hi, jnp.where(hi > lo, pieces.depth, 0.0))
-    return (new, tally), Trace(after.rate, chosen.run, left, chosen.score, n_run, chosen.boot, pieces)
+    return (new, tally, (after, af)), Trace(after.rate, chosen.run, left, chosen.score, n_run, chosen.boot, pieces)
 
 
 def outcome(d: autoscaler.Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Array]:
@@ -181,11 +182,13 @@ def outcome(d: autoscaler.Draws, sc: Scenario, *, cards: bool = False) -> dict[s
     zeros = jnp.zeros((), jnp.int32)
     tally = Totals(warm=zeros, churn=zeros, n_evicted=zeros, members=zeros, n_wrong=zeros, lemons_evicted=zeros,
                    first=jnp.full((), HOURS, jnp.int32), run_hours=jnp.zeros((), jnp.float32))
-    (end, tally), trace = jax.lax.scan(lambda c, x: round_step(c, x, fixed, slot_dips, lay, sc), (start, tally), xs)
+    geom = None if lay.size == 1 else materialise(pace.geometry(slot_dips, lay))
+    units0 = view(start, slot_dips, geom, lay)
+    (end, tally, _), trace = jax.lax.scan(lambda c, x: round_step(c, x, fixed, slot_dips, geom, lay, sc),
+                                          (start, tally, units0), xs)
 
     tok = tokens(trace, a, xs.t, hourly_demand)
-    units0, _ = view(start, slot_dips, lay)
-    ideal = autoscaler.ideal_bill(units0.rate, hourly_demand, sc, pool=lay.pool)
+    ideal = autoscaler.ideal_bill(units0[0].rate, hourly_demand, sc, pool=lay.pool)
     out = month.report(tally.warm, tally.churn, ideal, trace.n_run[0], tally.n_evicted, tally.n_wrong, tok, sc)
     n_present = jnp.sum(end.present, dtype=jnp.int32)
     out.update(

@@ -83,3 +83,23 @@ def test_one_round_without_replacement_is_the_one_decision_month(evict):
         if col == "replicas_with_lemon_end":  # the one-decision month's end is after its one decision too
             continue
         assert np.array_equal(np.asarray(x), np.asarray(b[col])), col
+
+
+SIX = [n for n in mc.presets.names() if mc.presets.get(n).autoscaler is not None
+       and mc.presets.get(n).structure is None]
+
+
+@pytest.mark.parametrize("name", one_fast(SIX, keep="dip-chaser"))
+def test_member_eviction_of_single_cards_is_todays_rounds(name):
+    """Cards of tp = 1 ranked one by one are today's §6 month: the same evictions, run
+    sets and money; the capacity pass runs on rows of its own (a round's dips each), so
+    token totals agree to float32 resolution."""
+    sc = mc.presets.get(name)
+    a = mc.simulate(sc, n=64, seed=3, keep_samples=True).samples
+    b = mc.simulate(sc.replace({"eviction.evict": "member"}), n=64, seed=3, keep_samples=True).samples
+    for col in a.columns:
+        if col in ("demand_tokens", "delivered_tokens", "capacity_tokens", "shortfall", "idle_burn"):
+            np.testing.assert_allclose(b[col], a[col], rtol=1e-5, atol=1e-6, err_msg=col)
+        else:
+            assert np.array_equal(a[col].to_numpy(), b[col].to_numpy()), col
+    assert np.array_equal(b["members_evicted"].to_numpy(), a["n_evicted"].to_numpy())
