@@ -11,9 +11,7 @@ from .cover import cover_count as cover_count
 from .cover import greedy_prefix as greedy_prefix
 from .fusion import materialise as materialise
 from .envelope import covering as covering
-from .envelope import envelope as envelope
 from .envelope import pieces as pieces
-from .envelope import step_minimum as step_minimum
 from .capacity import EVENT_SIZES as EVENT_SIZES
 from .capacity import TOKEN_BITS as TOKEN_BITS
 from .capacity import flat_month_sums as flat_month_sums
@@ -52,7 +50,7 @@ from .sums import scan_sum as scan_sum
 from .sums import tree_sum as tree_sum
 from .sums import two_sum as two_sum
 
-__all__ = ["clock", "bits", "fingerprint", "bincount", "lanes_for", "best_first", "cover_count", "greedy_prefix", "materialise", "covering", "envelope", "pieces", "step_minimum", "EVENT_SIZES", "TOKEN_BITS", "flat_month_sums", "month_sums",
+__all__ = ["clock", "bits", "fingerprint", "bincount", "lanes_for", "best_first", "cover_count", "greedy_prefix", "materialise", "covering", "pieces", "EVENT_SIZES", "TOKEN_BITS", "flat_month_sums", "month_sums",
            "overlap", "per_hour", "round_sums", "round_levels", "fixed_totals", "blocks", "exact", "ar1", "EXPONENTIAL_MAX", "NORMAL_MAX", "exponential", "normal",
            "poisson_capped", "poisson_cdf", "uniforms", "PAIRWISE_MAX", "lowest", "masked_median", "median",
            "pairwise_rank", "in_rank_order", "rank", "select_rank", "sort_rank", "compensated_sum", "kth", "order_key", "compensated_scan", "int_cumsum", "running_sum", "scan_sum",

@@ -3,9 +3,9 @@ run side by side and the slowest one counts.
 
 Each of ``K`` functions is a base level less the intervals it holds,
 ``f_k(t) = level_k · (1 − Σ_d depth_kd · [begin_kd ≤ t < end_kd])``; their minimum
-changes only at an interval's end point, so it is exact as the pieces between the
-sorted end points (``pieces``), on which every function is constant (``covering``: which intervals cover each piece) and
-the minimum is taken (``envelope``). Nothing here knows what a level is.
+changes only at an interval's end point, so it is exact on the pieces between the
+sorted end points (``pieces``), on each of which every function is constant: which
+intervals cover it is ``covering``. Nothing here knows what a level is.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from .sums import tree_sum
 
 
 def pieces(begin: jax.Array, end: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -33,30 +32,4 @@ def covering(lo: jax.Array, begin: jax.Array, end: jax.Array) -> jax.Array:
     return (begin[None] <= at) & (at < end[None])
 
 
-def envelope(level: jax.Array, depth: jax.Array, active: jax.Array) -> jax.Array:
-    """(pieces,) float32 ``min_k level_k · (1 − Σ_d depth_kd)`` over the intervals
-    ``active`` (pieces, K, D) on each piece; the sum pairwise (``tree_sum``), so no
-    result depends on a vector width."""
-    lost = tree_sum(jnp.where(active, depth[None], 0.0))  # (pieces, K)
-    return jnp.min(level[None] * (1.0 - lost), axis=-1)
-
-
-def step_minimum(level: jax.Array, begin: jax.Array, end: jax.Array, depth: jax.Array) -> tuple:
-    """``min_k f_k`` piece by piece.
-
-    Arguments:
-        level: (K,) float32 each function's base level.
-        begin, end: (K, D) float32 each function's intervals (``begin ≤ end``; an
-            interval of depth 0 is none).
-        depth: (K, D) float32 the share of its level each interval takes away
-            (overlapping intervals add).
-    Returns:
-        ``(lo, hi, value)``: (2KD − 1,) float32 each: on piece ``[lo_j, hi_j)``
-        (consecutive, some empty) the minimum is ``value_j``; outside them every function is at
-        its level, and the minimum ``min_k level_k``.
-    """
-    lo, hi = pieces(begin, end)
-    return lo, hi, envelope(level, depth, covering(lo, begin, end))
-
-
-__all__ = ["covering", "envelope", "pieces", "step_minimum"]
+__all__ = ["covering", "pieces"]

@@ -1,10 +1,18 @@
 """The lower envelope of step functions against a brute-force minimum at every instant."""
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from mc.kernels import step_minimum
+from mc.kernels import covering, pieces, tree_sum
+
+
+def step_minimum(level, begin, end, depth):
+    """The lower envelope on the pieces: ``min_k level_k · (1 − Σ covering depth)``."""
+    lo, hi = pieces(begin, end)
+    lost = tree_sum(jnp.where(covering(lo, begin, end), depth[None], 0.0))
+    return lo, hi, jnp.min(level[None] * (1.0 - lost), axis=-1)
 
 
 def brute(level, begin, end, depth, t):

@@ -16,14 +16,17 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from ...kernels import covering, envelope, pieces
+from ...kernels import covering, pieces, tree_sum
 from ..dips import CardDips
 from .layout import Layout
 
 
 class Geometry(NamedTuple):
-    """Each replica's pieces: (replicas, pieces) float32 h ``lo``, ``hi``, and which of
-    its cards' dips cover each, (replicas, pieces, K, dips) bool ``active``."""
+    """Each replica's pieces and its cards' dips that cover each.
+
+    lo, hi: (replicas, pieces) float32 h. active: (replicas, pieces, K, dips) bool
+    the dips of card ``k`` that cover the piece.
+    """
 
     lo: jax.Array
     hi: jax.Array
@@ -38,31 +41,33 @@ def quality(q: jax.Array, lay: Layout) -> jax.Array:
 
 
 def geometry(card_dips: CardDips, lay: Layout) -> Geometry:
-    """The replicas' pieces from their cards' dips (pool, dips) (where they begin and end)."""
+    """The replicas' pieces from where their cards' dips (pool, dips) begin and end."""
     m = lay.members
-    begin, end = card_dips.begin[m], card_dips.end[m]
+    begin, end = card_dips.begin[m], card_dips.end[m]  # (replicas, K, dips)
     lo, hi = jax.vmap(pieces)(begin, end)
     return Geometry(lo, hi, jax.vmap(covering)(lo, begin, end))
 
 
 def dips(q: jax.Array, card_dips: CardDips, lay: Layout, start: jax.Array | None = None,
-         geom: Geometry | None = None) -> CardDips:
+         geom: Geometry | None = None, placed: jax.Array | None = None) -> CardDips:
     """(replicas, pieces) the replicas' dips: the pieces where the slowest member's
     speed falls below ``min_i q_i``, with ``depth`` the share of the replica's true
     rate lost there (0 elsewhere).
 
-    q: (pool,) float32 each card's quality; card_dips: (pool, dips) the cards' dips
-    (depth 0 for a dip that is not the card's). start: (replicas,) float32 h each
-    replica serves from (SPEC §6: a piece before it is cut to it; None: no cut).
-    geom: ``geometry(card_dips, lay)`` when already known. With one member a
-    replica's dips are its card's.
+    q: (pool,) float32 each card's quality; card_dips: (pool, dips) the cards' dips.
+    start: (replicas,) float32 h each replica serves from (SPEC §6: a piece before it
+    is cut to it; None: no cut). geom: ``geometry(card_dips, lay)`` when already
+    known. placed: (pool,) float32 h each card was placed (SPEC §6: it owns the dips
+    begun from then; None: all). With one member a replica's dips are its card's.
     """
+    own = card_dips.depth if placed is None else jnp.where(card_dips.begin >= placed[:, None], card_dips.depth, 0.0)
     if lay.size == 1:
-        out = card_dips
+        out = CardDips(card_dips.begin, card_dips.end, own, card_dips.count if placed is None else None)
     else:
         g = geometry(card_dips, lay) if geom is None else geom
         m = lay.members
-        level = jax.vmap(envelope)(q[m], card_dips.depth[m], g.active)
+        lost = tree_sum(jnp.where(g.active, own[m][:, None], 0.0))  # (replicas, pieces, K)
+        level = jnp.min(q[m][:, None] * (1.0 - lost), axis=-1)
         base = jnp.min(q[m], axis=-1, keepdims=True)
         depth = jnp.where(base > 0.0, 1.0 - level / jnp.where(base > 0.0, base, 1.0), 0.0)
         out = CardDips(g.lo, g.hi, jnp.where(g.hi > g.lo, jnp.maximum(depth, 0.0), 0.0))

@@ -88,8 +88,7 @@ def view(c: Cards, slot: CardDips, geom: pace.Geometry, lay: Layout) -> tuple[Sl
     rated = jnp.asarray(lay.rated)
     rate = jnp.where(whole, rated * q, 0.0)
     start = jnp.max(c.start[lay.members], axis=-1)
-    owned = CardDips(slot.begin, slot.end, jnp.where(slot.begin >= c.placed[:, None], slot.depth, 0.0))
-    d = pace.dips(c.quality, owned, lay, start, geom)
+    d = pace.dips(c.quality, slot, lay, start, geom, c.placed)
     slots = Slots(rate=rate, quality=q, lemon=jnp.zeros(rate.shape, bool), present=whole, start=start,
                   marks=c.marks, lo=d.begin, hi=d.end, weight=d.depth)
     return slots, Fixed(rated=rated, price=jnp.asarray(lay.cents).astype(jnp.float32), begin=d.begin,
