@@ -182,7 +182,7 @@ class Procurement:
             if not isinstance(getattr(self, name), cls):
                 v.fail(name, getattr(self, name), f"must be a {cls.__name__}")
         if not any(self.owned) and not any(self.rent_cap) and not any(self.rent_spot) and not self.api:
-            v.fail("mix", "no cards, no API", "must own cards, allow rented or spot cards or use the API")
+            v.fail("mix", "no cards, no API", "must own cards, allow rented cards or use the API (or rent spot cards)")
 
         rates = [self.h100_rate * CHIPS[c].ratio for c in CHIP_NAMES]
         prof = _unit_profile(self.demand)
