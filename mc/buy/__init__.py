@@ -9,7 +9,6 @@ cards taken back.
 
 from . import mix as mix
 from . import presets as presets
-from . import terms as terms
 from .catalogue import CHIP_NAMES as CHIP_NAMES
 from .catalogue import CHIPS as CHIPS
 from .catalogue import MODELS as MODELS
@@ -33,6 +32,6 @@ from .settle import simulate as simulate
 from .terms import Repairs as Repairs
 from .terms import SpotMarket as SpotMarket
 
-__all__ = ["mix", "presets", "terms", "Repairs", "SpotMarket", "CHIP_NAMES", "CHIPS", "MODELS", "RENT_PREMIUM", "BuyModel", "Chip", "api_bill",
+__all__ = ["mix", "presets", "Repairs", "SpotMarket", "CHIP_NAMES", "CHIPS", "MODELS", "RENT_PREMIUM", "BuyModel", "Chip", "api_bill",
            "buy_model", "card_rate", "chip", "fleet_tokens", "rent_to_fill", "BuyChecks", "Procurement",
            "COLUMNS", "BuyResult", "default_chunk", "schema", "settle", "simulate"]
