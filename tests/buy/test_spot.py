@@ -10,6 +10,7 @@ sample; a zone down all month is the mix without its spot cards.
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 
 import jax
@@ -24,6 +25,7 @@ from mc import engine
 from mc.buy import mix
 from mc.buy import month as M
 from mc.buy.terms import Repairs, SpotMarket
+from mc.cli import main
 from mc._validate import ParamError
 from mc.fleet.demand import Demand
 
@@ -239,3 +241,95 @@ def test_mix_search_bad_input(kw, message):
     with pytest.raises(ParamError) as exc:
         mix.candidates(plan(rent_spot={}), **kw)
     assert message in str(exc.value) and "\n" not in str(exc.value)
+
+
+# -- files and the CLI ----------------------------------------------------------------------
+
+PLAN_TOML = '''preset = "api-tax"
+[rent_spot]
+h100 = 60
+[spot]
+zones = 2
+down_hours = 3
+[failures]
+rate = 0.5
+repair_hours = 48
+'''
+
+
+@pytest.mark.slow
+def test_cli_buy_json_with_terms(tmp_path, capsys):
+    """The new figures come out in the JSON, finite (no NaN), with their units; the
+    text report prints them."""
+    path = tmp_path / "spot.toml"
+    path.write_text(PLAN_TOML)
+    assert main(["buy", str(path), "--n", "32", "--json"]) == 0
+    text = capsys.readouterr().out
+
+    def refuse(x):
+        raise ValueError(f"not JSON: {x}")
+
+    out = json.loads(text, parse_constant=refuse)
+    assert out["rent_spot"] == {"h100": 60, "b200": 0, "a100-used": 0}
+    stats = out["summary"]["stats"]
+    assert stats["spot_lost_card_hours"]["mean"] > 0 and stats["owned_down_card_hours"]["mean"] > 0
+    assert 0 < stats["spot_bill"]["mean"] < 60 * 2100 * 1.35 * 0.33
+    assert out["figures"]["spot_bill_mean"]["units"] == "$"
+    assert out["figures"]["spot_lost_card_hours_mean"]["units"] == "card-hours"
+    assert out["provenance"]["scenario"]["failures"] == {"rate": 0.5, "repair_hours": 48.0}
+    assert main(["buy", str(path), "--n", "32"]) == 0
+    text = capsys.readouterr().out
+    assert "spot bill ($)" in text and "owned down (c-h)" in text and "spot 60 h100" in text
+
+
+@pytest.mark.parametrize("section, line, message", [
+    ("failures", "rate = -1", "failures.rate=-1.0: must be a number in [0, 100]"),
+    ("failures", "repair_hours = -5", "failures.repair_hours=-5.0: must be a number in [0, 1e+06]"),
+    ("spot", "price_factor = 0", "spot.price_factor=0.0: must be a number in (0, 1]"),
+    ("spot", "price_factor = 1.5", "spot.price_factor=1.5: must be a number in (0, 1]"),
+    ("spot", "zones = 0", "spot.zones=0: must be an integer in [1, 1,024]"),
+    ("spot", "wave_share = 1.2", "spot.wave_share=1.2: must be a number in [0, 1]"),
+    ("spot", "up_hours = 0", "spot.up_hours=0.0: must be a number in (0, 1e+06]"),
+    ("spot", "rate = -0.5", "spot.rate=-0.5: must be a number in [0, 100]"),
+    ("spot", "fallback_hours = 3", "spot.fallback_hours=3: is not a field of spot"),
+    ("rent_spot", "h100 = -3", "rent_spot.h100=-3: must be an integer in [0, 10,000,000]"),
+    ("rent_spot", "tpu = 3", "rent_spot.chip='tpu': must be one of h100, b200, a100-used"),
+])
+def test_cli_refuses_bad_terms_in_one_line(tmp_path, capsys, section, line, message):
+    path = tmp_path / "bad.toml"
+    path.write_text(f'preset = "api-tax"\n[{section}]\n{line}\n')
+    assert main(["buy", str(path), "--n", "8"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_spot_slots_must_hold_the_spot_cards():
+    with pytest.raises(ParamError, match=r"^spot_slots\.h100=3: must be at least rent_spot = 5$"):
+        P.Procurement(rent_spot={"h100": 5}, spot_slots=(3, 0, 0))
+
+
+def test_a_spot_only_plan_without_the_api_is_a_mix():
+    p = P.Procurement(api=False, rent_spot={"h100": 4})
+    assert p.terms is not None and p.terms.any_spot and p.spot_cents() == 4 * round(2100 * 1.35 * 0.33 * 100)
+
+
+@pytest.mark.slow
+def test_optimiser_searches_spot_and_its_figures_are_simulate_s():
+    """A market that never takes a card back (wave_share 0, no lone preemptions) makes a
+    spot card an on-demand card at a third of the price: the cheapest passing mix rents
+    spot cards and no on-demand ones. Its figures are simulate's on the same months
+    (common random numbers; padding changes float32 sums in the last bits only)."""
+    n = 64
+    base = P.Procurement(model="premium-70b", forecast_tokens=FORECAST, sigma=0.1, demand=DEMAND,
+                         rent_spot={"h100": 1}, failures=Repairs(rate=0.2),
+                         spot=SpotMarket(wave_share=0.0, zones=2), checks=P.BuyChecks(overflow_max=0.02))
+    r = mix.optimise(base, target=0.9, n=n, seed=1, owned_chips=("h100",), rent_chips=("h100",),
+                     owned_fractions=(0.7, 1.0), rent_fractions=(0.0, 0.6), spot_fractions=(0.0, 0.6))
+    assert set(r.table["spot"]) == {0, round(0.6 * MEAN_RATE / 700)}
+    assert r.best is not None and r.best_row["spot"] > 0 and r.best_row["rented"] == 0
+    exact = P.Procurement.from_dict({"slots": None, "spot_slots": None}, base=r.best)
+    s = P.simulate(exact, n, seed=1).summary
+    assert s["stats"]["bill"]["mean"] == pytest.approx(r.best_row["bill_mean"], rel=1e-6)
+    assert s["stats"]["spot_bill"]["mean"] == pytest.approx(r.best_row["spot_bill_mean"], rel=1e-6)
+    for check in mix.CHECKS:
+        assert s["pass"][check]["rate"] == pytest.approx(r.best_row[f"pass_{check}"], abs=2 / n)
