@@ -29,7 +29,7 @@ import jax
 import jax.numpy as jnp
 
 from ..fleet import lottery
-from ..fleet.outages.events import STREAM, candidate_times, down_begins, zone_paths
+from ..fleet.outages.events import STREAM, Zones, candidate_times, down_begins, zone_paths
 from ..kernels import exponential, per_hour, uniforms
 from ..units import HOURS
 
@@ -100,31 +100,35 @@ def _owned(d: LossDraws, p, owned_q: list[jax.Array]):
     return per_hour(*cat), hours, count
 
 
-def _zone_rows(d: LossDraws, p):
-    """Each chip's spot cards' zone paths: (spot_slots_c, ...) rows of ``Zones``."""
-    z = zone_paths(d.zone_u, d.spells, p.spot)
-    offset = jnp.concatenate([jnp.zeros(1, jnp.float32), jnp.cumsum(p.spot_cards)[:-1]])
-    rows = []
-    for c, s in enumerate(p.terms.spot_slots):
-        g = (offset[c] + jnp.arange(s, dtype=jnp.float32)).astype(jnp.int32)
-        rows.append(jax.tree.map(lambda x: x[g % p.terms.zones], z))
-    return rows
+def _spell_ends(z: Zones, n_cycles: int) -> jax.Array:
+    """(rows, n_cycles) float32 h: when each row's ``j``-th down spell ends."""
+    j = jnp.arange(n_cycles)
+    return jnp.take_along_axis(z.ends, 2 * j[None, :] + jnp.where(z.down0, 0, 1)[:, None], axis=1)
 
 
 def _spot(d: LossDraws, p):
-    """Spot cards' away intervals and preemptions."""
+    """Spot cards' time away and preemptions. A card's spell away begins at its zone's
+    down spell (a wave) or at a lone preemption within it, and ends with the spell; the
+    waves' hours are spread over the month per zone and spell (their cards' weights
+    summed), the lone ones per card and candidate, so the hourly pass holds
+    ``zones × cycles + cards × lone candidates`` intervals, not ``cards × cycles``."""
     t = p.terms
     lone_on = t.n_lone > 0
+    zone = zone_paths(d.zone_u, d.spells, p.spot)
+    zone_begin, zone_end = down_begins(zone, t.n_cycles), _spell_ends(zone, t.n_cycles)  # (zones, n_cycles)
+    offset = jnp.concatenate([jnp.zeros(1, jnp.float32), jnp.cumsum(p.spot_cards)[:-1]])
+    waves = jnp.zeros((t.zones, t.n_cycles), jnp.float32)  # tok/s a zone's j-th down spell takes
     cap = jnp.zeros(())
     begins, ends, weights, away, unbilled, count = [], [], [], jnp.zeros(()), jnp.zeros(()), jnp.zeros(())
-    for c, (zr, s) in enumerate(zip(_zone_rows(d, p), t.spot_slots)):
+    for c, s in enumerate(t.spot_slots):
         if not s:
             continue
+        zi = (offset[c] + jnp.arange(s, dtype=jnp.float32)).astype(jnp.int32) % t.zones  # round-robin
+        zr = Zones(zone.ends[zi], zone.down0[zi])
         q = lottery.quality(d.quality[c], p.lottery)
+        w = p.card_rate[c] * q  # (s,) tok/s
         card = jnp.arange(s, dtype=jnp.float32) < p.spot_cards[c]
-        begin = down_begins(zr, t.n_cycles)  # (s, n_cycles)
-        j = jnp.arange(t.n_cycles)
-        end = jnp.take_along_axis(zr.ends, 2 * j[None, :] + jnp.where(zr.down0, 0, 1)[:, None], axis=1)
+        begin, end = zone_begin[zi], zone_end[zi]  # (s, n_cycles)
         live = card[:, None] & (begin < HOURS)
         wave = d.wave[c] < p.spot.wave_share
         if lone_on:
@@ -137,21 +141,27 @@ def _spot(d: LossDraws, p):
         hit = live & (gone < HOURS)
         b = jnp.where(hit, gone, HOURS)
         e = jnp.where(hit, jnp.minimum(end, HOURS), HOURS)
-        begins.append(b)
-        ends.append(e)
-        weights.append(jnp.where(hit, p.card_rate[c] * q[:, None], 0.0))
+        onehot = (zi[:, None] == jnp.arange(t.zones)[None, :]).astype(jnp.float32)  # (s, zones)
+        waves = waves + jnp.einsum("sz,sj->zj", onehot, jnp.where(hit & wave, w[:, None], 0.0),
+                                   precision=jax.lax.Precision.HIGHEST)
         hours_c = jnp.sum(e - b)
         away = away + hours_c
         unbilled = unbilled + hours_c * (p.spot_price[c] / HOURS)
-        cap = cap + p.card_rate[c] * jnp.sum(jnp.where(card, q, 0.0))
+        cap = cap + jnp.sum(jnp.where(card, w, 0.0))
         count = count + jnp.sum(hit, dtype=jnp.float32)
-        if lone_on:  # a lone preemption takes a card that is there: not inside an absence
+        if lone_on:
+            # The lone candidate that begins a spell away: the first in its spell, the wave spared the card.
+            starts = inside & (lone[:, :, None] == first[:, None, :]) & (hit & ~wave)[:, None, :]
+            begins.append(jnp.where(jnp.any(starts, axis=2), lone, HOURS))
+            ends.append(jnp.minimum(jnp.max(jnp.where(starts, end[:, None, :], 0.0), axis=2), HOURS))
+            weights.append(jnp.where(jnp.any(starts, axis=2), w[:, None], 0.0))
+            # A lone preemption takes a card that is there: not inside a spell away.
             within = (lone[:, :, None] > b[:, None, :]) & (lone[:, :, None] < e[:, None, :])
             count = count + jnp.sum((lone < HOURS) & ~jnp.any(within, axis=2), dtype=jnp.float32) \
                 - jnp.sum(hit & ~wave, dtype=jnp.float32)  # a spell's first lone one is counted once
-    if not begins:
-        z = jnp.zeros(())
-        return z, jnp.zeros(HOURS, jnp.float32), z, z, z
+    begins.append(zone_begin)
+    ends.append(zone_end)
+    weights.append(waves)
     cat = [jnp.concatenate([x.ravel() for x in xs]) for xs in (begins, ends, weights)]
     return cap, per_hour(*cat), away, unbilled, count
 
