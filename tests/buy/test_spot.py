@@ -333,3 +333,13 @@ def test_optimiser_searches_spot_and_its_figures_are_simulate_s():
     assert s["stats"]["spot_bill"]["mean"] == pytest.approx(r.best_row["spot_bill_mean"], rel=1e-6)
     for check in mix.CHECKS:
         assert s["pass"][check]["rate"] == pytest.approx(r.best_row[f"pass_{check}"], abs=2 / n)
+
+
+def test_month_with_terms_traces_under_strict_promotion():
+    """No silent dtype promotion or rank broadcasting in the month with every term on
+    (traced only: the checks act at trace time)."""
+    p = plan()
+    key = engine.month_keys(0, jnp.uint32(0), 1)[0]
+    with jax.numpy_dtype_promotion("strict"), jax.numpy_rank_promotion("raise"):
+        out = jax.eval_shape(lambda k: M.outcome(M.draw(k, p), p), key)
+    assert set(out) == set(M.OUTPUTS) and all(x.shape == () and x.dtype == jnp.float32 for x in out.values())
