@@ -29,7 +29,7 @@ import jax
 import jax.numpy as jnp
 
 from ..fleet import lottery
-from ..fleet.outages.events import STREAM, Zones, candidate_times, down_begins, zone_paths
+from ..fleet.outages.events import STREAM, candidate_times, down_begins, down_ends, zone_paths
 from ..kernels import exponential, per_hour, uniforms
 from ..units import HOURS
 
@@ -100,12 +100,6 @@ def _owned(d: LossDraws, p, owned_q: list[jax.Array]):
     return per_hour(*cat), hours, count
 
 
-def _spell_ends(z: Zones, n_cycles: int) -> jax.Array:
-    """(rows, n_cycles) float32 h: when each row's ``j``-th down spell ends."""
-    j = jnp.arange(n_cycles)
-    return jnp.take_along_axis(z.ends, 2 * j[None, :] + jnp.where(z.down0, 0, 1)[:, None], axis=1)
-
-
 def _spot(d: LossDraws, p):
     """Spot cards' time away and preemptions. A card's spell away begins at its zone's
     down spell (a wave) or at a lone preemption within it, and ends with the spell; the
@@ -115,7 +109,7 @@ def _spot(d: LossDraws, p):
     t = p.terms
     lone_on = t.n_lone > 0
     zone = zone_paths(d.zone_u, d.spells, p.spot)
-    zone_begin, zone_end = down_begins(zone, t.n_cycles), _spell_ends(zone, t.n_cycles)  # (zones, n_cycles)
+    zone_begin, zone_end = down_begins(zone, t.n_cycles), down_ends(zone, t.n_cycles)  # (zones, n_cycles)
     offset = jnp.concatenate([jnp.zeros(1, jnp.float32), jnp.cumsum(p.spot_cards)[:-1]])
     waves = jnp.zeros((t.zones, t.n_cycles), jnp.float32)  # tok/s a zone's j-th down spell takes
     cap = jnp.zeros(())
@@ -124,7 +118,6 @@ def _spot(d: LossDraws, p):
         if not s:
             continue
         zi = (offset[c] + jnp.arange(s, dtype=jnp.float32)).astype(jnp.int32) % t.zones  # round-robin
-        zr = Zones(zone.ends[zi], zone.down0[zi])
         q = lottery.quality(d.quality[c], p.lottery)
         w = p.card_rate[c] * q  # (s,) tok/s
         card = jnp.arange(s, dtype=jnp.float32) < p.spot_cards[c]

@@ -94,12 +94,22 @@ def zones(raw: Raw, st: Static, spot) -> Zones:
     return Zones(z.ends[rows], z.down0[rows])
 
 
+def _down_spell(z: Zones, n_cycles: int) -> jax.Array:
+    """(rows, n_cycles) int32: the index among a row's spells of its ``j``-th down spell."""
+    j = jnp.arange(n_cycles)
+    return 2 * j[None, :] + jnp.where(z.down0, 0, 1)[:, None]
+
+
 def down_begins(z: Zones, n_cycles: int) -> jax.Array:
     """(rows, n_cycles) float32 h: when each row's ``j``-th down spell begins (0 for
-    a zone down at hour 0); it ends at ``z.ends[:, 2j + (0 if down0 else 1)]``."""
-    j = jnp.arange(n_cycles)
-    m = 2 * j[None, :] + jnp.where(z.down0, 0, 1)[:, None]  # the j-th down spell
+    a zone down at hour 0)."""
+    m = _down_spell(z, n_cycles)
     return jnp.where(m == 0, 0.0, jnp.take_along_axis(z.ends, jnp.maximum(m - 1, 0), axis=1))
+
+
+def down_ends(z: Zones, n_cycles: int) -> jax.Array:
+    """(rows, n_cycles) float32 h: when each row's ``j``-th down spell ends."""
+    return jnp.take_along_axis(z.ends, _down_spell(z, n_cycles), axis=1)
 
 
 def candidate_times(gaps: jax.Array, rate, on) -> jax.Array:
@@ -156,5 +166,5 @@ def events(raw: Raw, st: Static, z: Zones | None, failures, spot, dip_begin: jax
     return Events(time, kind, index, u_wave, raw.delay, raw.tickets)
 
 
-__all__ = ["DIP", "Events", "FAIL", "LONE", "Raw", "STREAM", "WAVE", "Zones", "candidate_times", "down_begins", "draw",
+__all__ = ["DIP", "Events", "FAIL", "LONE", "Raw", "STREAM", "WAVE", "Zones", "candidate_times", "down_begins", "down_ends", "draw",
            "events", "size", "up_after", "zone_paths", "zones"]
