@@ -183,15 +183,18 @@ def test_zones_and_failures_in_law():
 @pytest.mark.slow
 def test_owned_capacity_lost_is_rate_times_repair_at_small_rates():
     """512 owned cards failing at 0.05 a card-month, repaired in 72 h: the share of owned
-    card-hours down is about rate × repair time / 730 (less the repairs the month's end
-    cuts short), within 5 standard errors of 256 months; the capacity lost follows."""
+    card-hours down is the renewal equation's, about rate × repair time / 730 (less the
+    repairs the month's end cuts short), within 5 standard errors of 256 months; the
+    capacity lost follows."""
     n, cards, rate, repair = 256, 512, 0.05, 72.0
     p = P.Procurement(model="premium-70b", forecast_tokens=FORECAST, owned={"h100": cards},
                       failures=Repairs(rate=rate, repair_hours=repair))
     assert p.terms is not None and not p.terms.any_spot
     s = P.simulate(p, n, seed=6, keep_samples=True).samples
+    want, _ = down_share(rate, repair)  # the law; at this rate within 1% of rate × repair time:
+    assert want == pytest.approx(rate * (repair - repair**2 / 1460) / 730, rel=0.01)
     m, se = _mean_se(s["owned_down_card_hours"].to_numpy() / (cards * 730))
-    assert abs(m - rate * (repair - repair**2 / 1460) / 730) < 5 * se
+    assert abs(m - want) < 5 * se
     lost = s["owned_down_tokens"] / (s["owned_capacity_tokens"] + s["owned_down_tokens"])
     assert lost.mean() == pytest.approx(m, rel=0.05)  # cards of about one quality: capacity ∝ card-hours
     assert (s["spot_bill"] == 0).all() and (s["n_preempted"] == 0).all()
