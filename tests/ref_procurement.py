@@ -226,7 +226,7 @@ def month_with_terms(demand_z: float, chip_draws: dict, model: str, owned: dict,
             for b, e in spells:
                 away.append((b, e, h100_rate * RATIO[c] * q[i]))
                 away_hours += e - b
-                unbilled += (e - b) * PRICE[c] * 1.35 * market["price_factor"] / 730.0
+                unbilled += (e - b) * round(PRICE[c] * 1.35 * market["price_factor"] * 100) / 100 / 730.0
     error = math.exp(sigma * float(demand_z) - sigma**2 / 2)
     demand = forecast_tokens / SECONDS * error * shape
     owned_now = np.maximum(0.0, cap_owned - lost_hourly(down))

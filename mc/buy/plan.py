@@ -203,7 +203,9 @@ class Procurement:
         put("spot_slots", spot_slots)
         put("terms", terms(self.failures, self.spot, spot_slots))
         put("spot_cards", np.asarray(self.rent_spot, np.float32))
-        put("spot_price", np.asarray([p * self.rent_premium * self.spot.price_factor for p in self.prices], np.float32))
+        # A spot card-month's price as billed (to the cent), so a card away all month bills nothing.
+        put("spot_price", np.asarray([_cents(p * self.rent_premium * self.spot.price_factor) / 100
+                                      for p in self.prices], np.float32))
         put("owned_cards", np.asarray(self.owned, np.float32))
         put("rented_cards", np.asarray(self.rented, np.float32))
         put("card_rate", np.asarray(rates, np.float32))
