@@ -134,6 +134,8 @@ CASES: dict[str, Case] = {
     "mc.buy.BuyModel": Case(lambda: {"name": "m", "h100_rate": 100.0, "api_price": 1.0}),
     "mc.buy.Chip": Case(lambda: {"name": "c", "ratio": 1.0, "price": 100.0}),
     "mc.buy.BuyChecks": Case(),
+    "mc.buy.Repairs": Case(),
+    "mc.buy.SpotMarket": Case(),
     "mc.buy.api_bill": Case(lambda: {"model": "chat-8b", "tokens": 1e6}),
     "mc.buy.buy_model": Case(lambda: {"model": "chat-8b"}),
     "mc.buy.card_rate": Case(lambda: {"model": "chat-8b", "chip_": "h100"}, names={"chip_": ("chip",)}),
@@ -437,7 +439,8 @@ PLAN_FIELDS = [f.name for f in dataclasses.fields(mc.Procurement) if f.init and 
 PLAN_FIELDS += ["price_month", "price_hour"]
 PLAN_FIELDS += [f"{section}.{f.name}" for section, cls in mc.buy.plan.SECTIONS.items()
                 for f in dataclasses.fields(cls) if f.init]
-PLAN_FIELDS += [f"{table}.h100" for table in ("owned", "rent_cap", "price_month", "price_hour", "slots")]
+PLAN_FIELDS += [f"{table}.h100" for table in ("owned", "rent_cap", "rent_spot", "price_month", "price_hour", "slots",
+                                             "spot_slots")]
 
 
 def _plan_update(field: str, value: Any) -> dict:

@@ -11,6 +11,7 @@ import pytest
 
 from mc._fields import declarations
 from mc.buy.plan import BuyChecks, Procurement
+from mc.buy.terms import Repairs, SpotMarket
 from mc.files import field_defaults
 from mc.fleet.checks import Checks
 from mc.fleet.demand import Demand
@@ -48,8 +49,10 @@ TABLES = {
     "### 1.9 The checks": ("fleet", fleet("checks", Checks)),
     "## 4. Buying the fleet": ("buy", {**{k: (k, d) for k, d in declarations(Procurement).items()},
                                        **{f"[{k}]": (None, d) for k, d in declarations(Procurement).items()},
-                                       **{f"[checks] {k}": (f"checks.{k}", d)
-                                          for k, d in declarations(BuyChecks).items()}}),
+                                       **{f"[{name}] {k}": (f"{name}.{k}", d)
+                                          for name, cls in (("checks", BuyChecks), ("failures", Repairs),
+                                                            ("spot", SpotMarket))
+                                          for k, d in declarations(cls).items()}}),
     "## 5. Serving arithmetic": (None, {**{k: (None, d) for k, d in INPUTS.items()},
                                         **{k: (None, declarations(Serving)[k]) for k in ("model", "gpu")}}),
     "## 6. The autoscaler over a month": ("fleet", fleet("autoscaler", Autoscaler)),
@@ -62,7 +65,8 @@ TABLES = {
     "### 10.2 Spot preemptions": ("fleet", fleet("spot", Spot)),
 }
 # A plan's per-chip tables: a row gives the unit of each chip's value "per chip".
-PER_CHIP = {"owned", "rent_cap", "prices", "slots", "[owned]", "[rent_cap]", "[prices]", "[slots]"}
+PER_CHIP = {"owned", "rent_cap", "rent_spot", "prices", "slots", "spot_slots", "[owned]", "[rent_cap]", "[rent_spot]",
+            "[prices]", "[slots]", "[spot_slots]"}
 # Tables that show a section under one of its uses: units only (§7.2: a log's demand).
 UNITS_ONLY = {"### 7.2 Demand from a request log"}
 
@@ -104,8 +108,8 @@ def name_of(cell: str) -> str | None:
     names = re.findall(r"`([^`]+)`", cell.split(" (")[0])
     if len(names) == 1:
         return names[0]
-    if len(names) == 2 and names[0] == "[checks]":
-        return f"[checks] {names[1]}"
+    if len(names) == 2 and names[0] in ("[checks]", "[failures]", "[spot]"):
+        return f"{names[0]} {names[1]}"
     return None
 
 

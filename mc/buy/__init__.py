@@ -3,7 +3,8 @@
 ``catalogue`` prices models and chips; ``plan`` is one mix against a forecast
 (``Procurement``); ``month`` its month on the device; ``settle`` the money and the
 engine run (``simulate``); ``presets`` the three buying stories; ``mix`` the
-cheapest mix that passes.
+cheapest mix that passes; ``terms`` and ``losses`` owned cards that fail and spot
+cards taken back.
 """
 
 from . import mix as mix
@@ -28,7 +29,9 @@ from .settle import default_chunk as default_chunk
 from .settle import schema as schema
 from .settle import settle as settle
 from .settle import simulate as simulate
+from .terms import Repairs as Repairs
+from .terms import SpotMarket as SpotMarket
 
-__all__ = ["mix", "presets", "CHIP_NAMES", "CHIPS", "MODELS", "RENT_PREMIUM", "BuyModel", "Chip", "api_bill",
+__all__ = ["mix", "presets", "Repairs", "SpotMarket", "CHIP_NAMES", "CHIPS", "MODELS", "RENT_PREMIUM", "BuyModel", "Chip", "api_bill",
            "buy_model", "card_rate", "chip", "fleet_tokens", "rent_to_fill", "BuyChecks", "Procurement",
            "COLUMNS", "BuyResult", "default_chunk", "schema", "settle", "simulate"]

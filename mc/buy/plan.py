@@ -27,6 +27,7 @@ from ..fleet.lottery import Lottery
 from ..fleet.pool import renamed
 from ..units import HOURS, SECONDS
 from .catalogue import CHIP_NAMES, CHIPS, MODELS, RENT_PREMIUM, BuyModel, Chip, buy_model, chip_name, rent_to_fill
+from .terms import Repairs, SpotMarket, Terms, terms
 
 
 # -- a mix against a forecast ---------------------------------------------------------
@@ -100,7 +101,7 @@ def _model(field: str, name: Any) -> str:
     return buy_model(name).name
 
 
-@pytree_dataclass(static=("model", "api", "slots"))
+@pytree_dataclass(static=("model", "api", "slots", "spot_slots", "terms"))
 class Procurement:
     """One mix against one month's forecast.
 
@@ -112,6 +113,8 @@ class Procurement:
             its level is ignored — the shape is scaled to mean one.
         owned: ``{chip: cards}`` bought before the month.
         rent_cap: ``{chip: most cards}`` that may be rented.
+        rent_spot: ``{chip: cards}`` rented on the spot market (``spot``), served
+            after the on-demand ones; none by default.
         api: whether an API serves what cards cannot (else it goes unserved).
         api_price, h100_rate: override the model's $ per 1M tokens and tok/s per H100.
         prices: ``{chip: $ per owned card-month}`` overrides (in a file or ``from_dict``:
@@ -119,6 +122,9 @@ class Procurement:
         rent_premium: a rented card-month bills this × the owned price.
         slots: quality draws per chip (≥ owned + rented); default exactly that.
             Padding does not change a month's draws (counter-based keys).
+        failures: owned cards' hard failures and repair (``mc.buy.terms.Repairs``).
+        spot: the spot market (``mc.buy.terms.SpotMarket``).
+        spot_slots: spot cards' draws per chip (≥ rent_spot), as ``slots``.
 
     Per-chip fields are stored as tuples in ``CHIP_NAMES`` order; the derived
     fields are what the device reads.
@@ -133,6 +139,8 @@ class Procurement:
                          doc="cards bought before the month")
     rent_cap: Any = declare(factory=dict, kind="any", parse=_card_table, unit="cards",
                             doc="most cards that may be rented")
+    rent_spot: Any = declare(factory=dict, kind="any", parse=_card_table, unit="cards",
+                             doc="spot cards rented (served after the on-demand ones)")
     api: bool = declare(True, kind="flag", doc="an API serves what the cards cannot")
     api_price: float | None = declare(None, lo=0.0, lo_open=True, unit="$ per 1M tokens", doc="API price")
     h100_rate: float | None = declare(None, lo=0.0, lo_open=True, unit="tok/s", doc="one H100's rate for this model")
@@ -144,6 +152,10 @@ class Procurement:
     checks: BuyChecks = dataclasses.field(default_factory=BuyChecks)
     slots: tuple[int, ...] | None = declare(None, kind="any", parse=_slot_table, unit="cards",
                                             doc="quality draws (padding)")
+    failures: Repairs = dataclasses.field(default_factory=Repairs)
+    spot: SpotMarket = dataclasses.field(default_factory=SpotMarket)
+    spot_slots: tuple[int, ...] | None = declare(None, kind="any", parse=_slot_table, unit="cards",
+                                                 doc="spot cards' quality draws (padding)")
     # Derived on the host in float64 (cast to float32 for the device):
     rented: tuple[int, ...] = dataclasses.field(init=False, default=())  # cards per chip
     owned_cards: np.ndarray = dataclasses.field(init=False, default=None)  # (chips,) float32
@@ -151,6 +163,9 @@ class Procurement:
     card_rate: np.ndarray = dataclasses.field(init=False, default=None)  # (chips,) float32 tok/s
     mean_rate: np.ndarray = dataclasses.field(init=False, default=None)  # () float32 tok/s
     profile: np.ndarray = dataclasses.field(init=False, default=None)  # (730,) float32, mean 1
+    spot_cards: np.ndarray = dataclasses.field(init=False, default=None)  # (chips,) float32
+    spot_price: np.ndarray = dataclasses.field(init=False, default=None)  # (chips,) float32 $ per spot card-month
+    terms: Terms | None = dataclasses.field(init=False, default=None)  # static: None with every term off
 
     def __post_init__(self):
         put = partial(set_field, self)
@@ -163,11 +178,11 @@ class Procurement:
         model = MODELS[self.model]  # before ``spec``, which reads the overrides
         put("api_price", model.api_price if self.api_price is None else self.api_price)
         put("h100_rate", model.h100_rate if self.h100_rate is None else self.h100_rate)
-        for name, cls in (("lottery", Lottery), ("checks", BuyChecks)):
+        for name, cls in (("lottery", Lottery), ("checks", BuyChecks), ("failures", Repairs), ("spot", SpotMarket)):
             if not isinstance(getattr(self, name), cls):
                 v.fail(name, getattr(self, name), f"must be a {cls.__name__}")
-        if not any(self.owned) and not any(self.rent_cap) and not self.api:
-            v.fail("mix", "no cards, no API", "must own cards, allow rented cards or use the API")
+        if not any(self.owned) and not any(self.rent_cap) and not any(self.rent_spot) and not self.api:
+            v.fail("mix", "no cards, no API", "must own cards, allow rented cards or use the API (or rent spot cards)")
 
         rates = [self.h100_rate * CHIPS[c].ratio for c in CHIP_NAMES]
         prof = _unit_profile(self.demand)
@@ -180,6 +195,17 @@ class Procurement:
             if x < n:
                 v.fail(f"slots.{c}", x, f"must be at least owned + rented = {n}")
         put("slots", slots)
+        spot_slots = (self.rent_spot if self.spot_slots is None else
+                      tuple(n if x is None else x for x, n in zip(self.spot_slots, self.rent_spot)))
+        for c, x, n in zip(CHIP_NAMES, spot_slots, self.rent_spot):
+            if x < n:
+                v.fail(f"spot_slots.{c}", x, f"must be at least rent_spot = {n}")
+        put("spot_slots", spot_slots)
+        put("terms", terms(self.failures, self.spot, spot_slots))
+        put("spot_cards", np.asarray(self.rent_spot, np.float32))
+        # A spot card-month's price as billed (to the cent), so a card away all month bills nothing.
+        put("spot_price", np.asarray([_cents(p * self.rent_premium * self.spot.price_factor) / 100
+                                      for p in self.prices], np.float32))
         put("owned_cards", np.asarray(self.owned, np.float32))
         put("rented_cards", np.asarray(self.rented, np.float32))
         put("card_rate", np.asarray(rates, np.float32))
@@ -214,6 +240,11 @@ class Procurement:
         """Exact rented bill in cents: Σ cards · round(price · premium)."""
         return sum(n * _cents(p * self.rent_premium) for n, p in zip(self.rented, self.prices))
 
+    def spot_cents(self) -> int:
+        """Exact spot bill in cents when every spot card is there all month:
+        Σ cards · round(price · premium · price_factor)."""
+        return sum(n * _cents(p * self.rent_premium * self.spot.price_factor) for n, p in zip(self.rent_spot, self.prices))
+
     def describe(self) -> str:
         def cards(counts):
             return " + ".join(f"{n:,} {c}" for c, n in zip(CHIP_NAMES, counts) if n) or "none"
@@ -223,16 +254,20 @@ class Procurement:
         return (f"{self.model}, forecast {self.forecast_tokens / 1e12:,.4g}T tokens/month "
                 f"(sigma {self.sigma:g}, {shape}); owned {cards(self.owned)} (${self.owned_cents() / 100:,.0f}); "
                 f"rented {cards(self.rented)}{f' ({caps})' if caps else ''} (${self.rented_cents() / 100:,.0f}); "
-                f"API {'on' if self.api else 'off'} at ${self.api_price:g}/1M")
+                f"API {'on' if self.api else 'off'} at ${self.api_price:g}/1M"
+                + (f"; spot {cards(self.rent_spot)} (${self.spot_cents() / 100:,.0f} if never preempted, "
+                   f"{self.spot.zones} zone{'s' if self.spot.zones != 1 else ''})" if any(self.rent_spot) else "")
+                + (f"; owned cards fail {self.failures.rate:g}/card-month, {self.failures.repair_hours:g} h repair"
+                   if self.failures.on else ""))
 
     # -- dict form ------------------------------------------------------------------
     def to_dict(self) -> dict:
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.init}
-        for name in ("owned", "rent_cap", "prices"):
+        for name in ("owned", "rent_cap", "rent_spot", "prices"):
             out[name] = {c: x for c, x in zip(CHIP_NAMES, out[name]) if name == "prices" or x}
         for name in SECTIONS:
             out[name] = fields_dict(out[name])
-        out["slots"] = None
+        out["slots"] = out["spot_slots"] = None
         return {("price_month" if k == "prices" else k): x for k, x in out.items()}
 
     @classmethod
@@ -298,4 +333,4 @@ def _unit_profile(d: Demand) -> np.ndarray:
     return prof / prof.mean()
 
 
-SECTIONS = {"demand": Demand, "lottery": Lottery, "checks": BuyChecks}
+SECTIONS = {"demand": Demand, "lottery": Lottery, "checks": BuyChecks, "failures": Repairs, "spot": SpotMarket}

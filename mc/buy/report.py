@@ -9,6 +9,10 @@ BUY_ROWS = (("bill", "bill ($)", "{:>16,.0f}"), ("api_bill", "API bill ($)", "{:
             ("idle_share", "idle share", "{:>16.1%}"), ("blended_ratio", "blended / API", "{:>16.1%}"),
             ("api_share", "API share", "{:>16.1%}"), ("unserved_share", "unserved share", "{:>16.2%}"),
             ("demand_tokens", "demand (T tok)", "{:>16,.2f}"), ("unserved_tokens", "unserved (T tok)", "{:>16,.4f}"))
+# Rows a mix with failures or spot cards adds (what went away and what spot billed).
+LOST_ROWS = (("spot_bill", "spot bill ($)", "{:>16,.0f}"), ("spot_tokens", "spot (T tok)", "{:>16,.4f}"),
+             ("spot_lost_card_hours", "spot away (c-h)", "{:>16,.0f}"), ("n_preempted", "preempted", "{:>16,.0f}"),
+             ("owned_down_card_hours", "owned down (c-h)", "{:>16,.0f}"), ("n_failed", "failed", "{:>16,.0f}"))
 # (check, the ratio it judges, its BuyChecks limit): pass when ratio <= limit.
 BUY_CHECKS = (("idle", "idle_share", "idle_max"), ("margin", "blended_ratio", "margin_max"),
               ("overflow", "api_share", "overflow_max"), ("served", "unserved_share", "unserved_max"))
@@ -47,7 +51,7 @@ def format_buy(name: str, r: BuyResult) -> str:
     if not s["n"]:
         return "\n".join(lines)
     lines += ["", f"{'':<16}" + "".join(f"{q:>16}" for q in ("p5", "p50", "p95"))]
-    for col, label, fmt in BUY_ROWS:
+    for col, label, fmt in BUY_ROWS + (LOST_ROWS if p.terms is not None else ()):
         st = dict(s["stats"][col])
         if col.endswith("_tokens"):
             st = {k: x / 1e12 for k, x in st.items()}
@@ -65,4 +69,4 @@ def format_buy(name: str, r: BuyResult) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["BUY_ROWS", "BUY_CHECKS", "buy_headline", "buy_partial", "format_buy"]
+__all__ = ["BUY_ROWS", "LOST_ROWS", "BUY_CHECKS", "buy_headline", "buy_partial", "format_buy"]

@@ -21,22 +21,28 @@ from .. import engine
 from ..engine import Column
 from ..units import HOURS
 from .catalogue import api_bill
-from .month import OUTPUTS, TOKENS, month
+from .month import LOST, OUTPUTS, TOKENS, month
 from .plan import Procurement
 
+# The units of what capacity that goes away adds (``mc.buy.month.LOST``).
+LOST_UNITS = {"spot_capacity_tokens": "tokens", "spot_tokens": "tokens", "owned_down_tokens": "tokens",
+              "spot_lost_tokens": "tokens", "owned_down_card_hours": "card-hours", "spot_lost_card_hours": "card-hours",
+              "n_failed": "cards", "n_preempted": "cards", "spot_unbilled": "$"}
 PROCUREMENT = "a Procurement (mc.buy.presets.get(name) or mc.Procurement(...))"
 # The SPEC §4 outputs of a month of buying, each with its kind and units: the settled
 # columns (float64 $ and shares), the device's token flows, then the checks.
 COLUMNS = {"bill": Column("float", "$"), "owned_bill": Column("float", "$"), "rented_bill": Column("float", "$"),
-           "api_bill": Column("float", "$"), "idle_share": Column("float", "share"),
+           "api_bill": Column("float", "$"), "spot_bill": Column("float", "$"), "idle_share": Column("float", "share"),
            "blended_ratio": Column("float", ""), "api_share": Column("float", "share"),
            "unserved_share": Column("float", "share"),
            **{t: Column("float", "tokens") for t in TOKENS}, "demand_error": Column("float", ""),
+           **{t: Column("float", LOST_UNITS[t]) for t in LOST},
            **{f"pass_{c}": Column("pass", "share") for c in ("idle", "margin", "overflow", "served", "all")}}
 
 
 def settle(p: Procurement, raw: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Device token flows → per-month columns (float64): the bill ($) and its parts,
+    """Device token flows → per-month columns (float64): the bill ($) and its parts
+    (spot's: its full month to the cent, less what preempted hours did not bill),
     the checks' ratios (shares of tokens), the token flows, then the four checks'
     ``pass_*`` booleans and ``pass_all``.
 
@@ -52,12 +58,16 @@ def settle(p: Procurement, raw: Mapping[str, np.ndarray]) -> dict[str, np.ndarra
     rented_bill = np.full(n, p.rented_cents() / 100.0)
     api = api_bill(p.spec, tok["api_tokens"])
     bill = owned_bill + rented_bill + api
+    spot = np.zeros(n)
+    if p.terms is not None and p.terms.any_spot:  # hour-weighted: a preempted card bills nothing while away
+        spot = np.maximum(0.0, p.spot_cents() / 100.0 - tok["spot_unbilled"])
+        bill = bill + spot
     served = tok["demand_tokens"] - tok["unserved_tokens"]
     cap = tok["owned_capacity_tokens"]
     idle = np.divide(tok["owned_idle_tokens"], cap, out=np.zeros(n), where=cap > 0)
     blended = bill / api_bill(p.spec, served)
     api_share = tok["api_tokens"] / tok["demand_tokens"]
-    out = {"bill": bill, "owned_bill": owned_bill, "rented_bill": rented_bill, "api_bill": api,
+    out = {"bill": bill, "owned_bill": owned_bill, "rented_bill": rented_bill, "api_bill": api, "spot_bill": spot,
            "idle_share": idle, "blended_ratio": blended, "api_share": api_share,
            "unserved_share": tok["unserved_tokens"] / tok["demand_tokens"]}
     out.update(tok)
@@ -72,9 +82,14 @@ def settle(p: Procurement, raw: Mapping[str, np.ndarray]) -> dict[str, np.ndarra
 
 def default_chunk(p: Procurement) -> int:
     """Months per device batch: at most 8,192, and about 4M per-card draws (and
-    hours) at a time, so a fleet of 150,000 cards still fits in memory."""
+    hours, and loss intervals where a term is on) at a time, so a fleet of 150,000
+    cards still fits in memory."""
     v.instance("p", p, Procurement, PROCUREMENT)
-    return max(1, min(8192, 2**22 // (2 * sum(p.slots) + 8 * HOURS)))
+    per_month = 2 * sum(p.slots) + 8 * HOURS
+    t = p.terms
+    if t is not None:  # each loss interval, and each spot card's lone candidates against its down spells
+        per_month += 6 * sum(p.slots) * t.n_fail + sum(t.spot_slots) * (t.n_cycles * (6 + 2 * t.n_lone) + 8)
+    return max(1, min(8192, 2**22 // per_month))
 
 
 def schema(p: Procurement) -> engine.Schema:

@@ -27,6 +27,7 @@ def run(args) -> int:
                     **({"partial": True, "requested": result.requested} if partial else {}),
                     "owned": dict(zip(buy.CHIP_NAMES, plan.owned)),
                     "rented": dict(zip(buy.CHIP_NAMES, plan.rented)),
+                    "rent_spot": dict(zip(buy.CHIP_NAMES, plan.rent_spot)),
                     **buy_headline(result), "summary": result.summary,
                     "figures": figures.of_summary(summary, figures.column_units(buy.COLUMNS)),
                     "provenance": manifest.provenance(scenario=plan.to_dict(), seed=result.seed, n=result.n,
@@ -40,7 +41,8 @@ def run(args) -> int:
 def register(sub) -> None:
     p = sub.add_parser("buy", help="own, rent or API: a procurement mix's month",
                        description="Simulate a month of demand served by owned cards, then rented "
-                       "cards, then an API (docs/model.md §4), and report the bill, the unserved tokens (a plan "
+                       "cards, then spot cards, then an API (docs/model.md §4; owned cards may fail and spot cards be "
+                       "taken back: [failures], [rent_spot], [spot]), and report the bill, the unserved tokens (a plan "
                        "with api = false leaves what its cards cannot carry unserved) and the idle, "
                        "margin, overflow and served checks. Ctrl-C stops early and prints the months "
                        "so far, marked partial (exit 130). Presets: " + ", ".join(buy.presets.names()) + ".")

@@ -12,7 +12,7 @@ from ..buy.catalogue import chip_name
 from ..fleet import presets as fleet_presets
 from . import fielddocs
 
-PER_CHIP = ("owned", "rent_cap", "price_month", "price_hour", "slots")
+PER_CHIP = ("owned", "rent_cap", "rent_spot", "price_month", "price_hour", "slots", "spot_slots")
 
 
 def file_kind(raw: dict) -> str:

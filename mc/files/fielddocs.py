@@ -19,6 +19,7 @@ from ..buy import Procurement
 from ..buy import plan as buy_plan
 from ..buy.catalogue import CHIP_NAMES, CHIPS, MODELS
 from ..buy.plan import BuyChecks
+from ..buy.terms import Repairs, SpotMarket
 from .._fields import declarations
 from ..fleet import Eviction, policies
 from ..fleet.checks import Checks
@@ -107,7 +108,8 @@ FLEET: dict[str, dict[str, tuple[str, str]]] = {
 
 _PLAN = declarations(Procurement)
 # A plan's per-chip tables (``[owned]``, ...), each a declared field of ``Procurement``.
-_PER_CHIP = {"owned": "owned", "rent_cap": "rent_cap", "price_month": "prices", "slots": "slots"}
+_PER_CHIP = {"owned": "owned", "rent_cap": "rent_cap", "rent_spot": "rent_spot", "price_month": "prices",
+             "slots": "slots", "spot_slots": "spot_slots"}
 
 
 def _per_chip(unit: str, meaning: str) -> dict[str, tuple[str, str]]:
@@ -123,12 +125,15 @@ BUY: dict[str, dict[str, tuple[str, str]]] = {
         "preset": PRESET,
         **{name: (d.unit, d.doc) for name, d in _PLAN.items() if d.kind != "any" or name == "model"},
         "slots": (_PLAN["slots"].unit + " per chip", _PLAN["slots"].doc),
+        "spot_slots": (_PLAN["spot_slots"].unit + " per chip", _PLAN["spot_slots"].doc),
     },
     "demand": _BUY_DEMAND,
     **{table: _per_chip(_PLAN[name].unit, _PLAN[name].doc) for table, name in _PER_CHIP.items()},
     "price_hour": _per_chip("$ per card-hour", _PLAN["prices"].doc + " ÷ 730"),
     "lottery": declared_docs(Lottery),
     "checks": declared_docs(BuyChecks),
+    "failures": declared_docs(Repairs),
+    "spot": declared_docs(SpotMarket),
 }
 
 FIELDS = {"fleet": FLEET, "buy": BUY}
@@ -203,7 +208,7 @@ def defaults(kind: str, model: str | None = None) -> dict[str, Any]:
         value = _default(f)
         if f.name in buy_plan.SECTIONS:
             out.update({f"{f.name}.{k}": x for k, x in _section(value).items()})
-        elif f.name in ("owned", "rent_cap"):
+        elif f.name in ("owned", "rent_cap", "rent_spot"):
             out.update({f"{f.name}.{c}": 0 for c in CHIP_NAMES})
         elif f.name == "prices":
             out.update({f"{name}.{c}": CHIPS[c].price for name in ("price_month",) for c in CHIP_NAMES})

@@ -212,11 +212,11 @@ def test_the_registry_covers_every_field_a_file_may_hold():
     entry = {"count", "card", "name", "rated", "gpu", "model", "rated_from", "columns", "market", *pool.PRICES, *pool.HARDWARE,
              *pool.SLO_SEARCH, *names(latency.Serving)}
     assert entry == set(files.FIELD_DOCS["fleet"]["pool"])
-    top = names(plan.Procurement) - set(plan.SECTIONS) - {"owned", "rent_cap", "prices"}
+    top = names(plan.Procurement) - set(plan.SECTIONS) - {"owned", "rent_cap", "rent_spot", "prices"}
     assert top <= set(files.FIELD_DOCS["buy"][""])
     for section, cls in plan.SECTIONS.items():
         assert names(cls) - {"trace_csv", "log", "columns", "scale", "log_sha256"} <= set(files.FIELD_DOCS["buy"][section])
-    for section in (*plan.PRICES, "owned", "rent_cap", "slots"):
+    for section in (*plan.PRICES, "owned", "rent_cap", "rent_spot", "slots", "spot_slots"):
         assert set(files.FIELD_DOCS["buy"][section]) == set(CHIP_NAMES), section
 
 

@@ -74,16 +74,50 @@ class Zones(NamedTuple):
     down0: jax.Array  # (pool,) bool: the zone is down at hour 0
 
 
-def zones(raw: Raw, st: Static, spot) -> Zones:
-    """The zones' spells (spell ``m`` is down when ``(m even) == down0``), as rows of
-    their spot slots."""
+def zone_paths(zone_u: jax.Array, spells: jax.Array, spot) -> Zones:
+    """Each zone's spells, a row per zone: ``zone_u`` (zones,) uniforms give the state
+    at hour 0 (down with probability ``down/(up + down)``), ``spells`` (zones, 2·cycles)
+    Exponential(1) the spells' lengths in mean units; spell ``m`` is down when
+    ``(m even) == down0``."""
     share_down = spot.down_hours / (spot.up_hours + spot.down_hours)
-    down0 = raw.zone_u < share_down
-    m = jnp.arange(2 * st.n_cycles)
+    down0 = zone_u < share_down
+    m = jnp.arange(spells.shape[1])
     down = (m[None, :] % 2 == 0) == down0[:, None]
-    ends = jnp.cumsum(raw.spells * jnp.where(down, spot.down_hours, spot.up_hours), axis=1)
-    z = np.asarray(st.zone_of)
-    return Zones(ends[z], down0[z])
+    ends = jnp.cumsum(spells * jnp.where(down, spot.down_hours, spot.up_hours), axis=1)
+    return Zones(ends, down0)
+
+
+def zones(raw: Raw, st: Static, spot) -> Zones:
+    """The zones' spells (``zone_paths``), as rows of their spot slots."""
+    z = zone_paths(raw.zone_u, raw.spells, spot)
+    rows = np.asarray(st.zone_of)
+    return Zones(z.ends[rows], z.down0[rows])
+
+
+def _down_spell(z: Zones, n_cycles: int) -> jax.Array:
+    """(rows, n_cycles) int32: the index among a row's spells of its ``j``-th down spell."""
+    j = jnp.arange(n_cycles)
+    return 2 * j[None, :] + jnp.where(z.down0, 0, 1)[:, None]
+
+
+def down_begins(z: Zones, n_cycles: int) -> jax.Array:
+    """(rows, n_cycles) float32 h: when each row's ``j``-th down spell begins (0 for
+    a zone down at hour 0)."""
+    m = _down_spell(z, n_cycles)
+    return jnp.where(m == 0, 0.0, jnp.take_along_axis(z.ends, jnp.maximum(m - 1, 0), axis=1))
+
+
+def down_ends(z: Zones, n_cycles: int) -> jax.Array:
+    """(rows, n_cycles) float32 h: when each row's ``j``-th down spell ends."""
+    return jnp.take_along_axis(z.ends, _down_spell(z, n_cycles), axis=1)
+
+
+def candidate_times(gaps: jax.Array, rate, on) -> jax.Array:
+    """A Poisson stream at ``rate`` per 730 h from its Exponential(1) ``gaps`` (last
+    axis): its times within ``[0, 730)``, ``inf`` past the month, where ``on`` is
+    false or the rate is 0."""
+    t = jnp.cumsum(gaps, axis=1) * (HOURS / jnp.where(rate > 0, rate, 1.0))
+    return jnp.where(on & (rate > 0) & (t < HOURS), t, jnp.float32(jnp.inf))
 
 
 def up_after(z: Zones, r: jax.Array) -> jax.Array:
@@ -112,17 +146,10 @@ def events(raw: Raw, st: Static, z: Zones | None, failures, spot, dip_begin: jax
     p = dip_begin.shape[0]
     inf = jnp.float32(jnp.inf)
     spot_slot = jnp.asarray(np.asarray(st.spot))[:, None]
-
-    def stream(gaps, rate, on):
-        t = jnp.cumsum(gaps, axis=1) * (HOURS / jnp.where(rate > 0, rate, 1.0))
-        return jnp.where(on & (rate > 0) & (t < HOURS), t, inf)
-
-    parts = [(stream(raw.fail, failures.rate, True) if st.n_fail else jnp.zeros((p, 0)), FAIL)]
+    parts = [(candidate_times(raw.fail, failures.rate, True) if st.n_fail else jnp.zeros((p, 0)), FAIL)]
     if st.n_cycles:
-        parts.append((stream(raw.lone, spot.rate, spot_slot), LONE))
-        j = jnp.arange(st.n_cycles)
-        m = 2 * j[None, :] + jnp.where(z.down0, 0, 1)[:, None]  # the j-th down spell
-        begin = jnp.where(m == 0, 0.0, jnp.take_along_axis(z.ends, jnp.maximum(m - 1, 0), axis=1))
+        parts.append((candidate_times(raw.lone, spot.rate, spot_slot), LONE))
+        begin = down_begins(z, st.n_cycles)
         parts.append((jnp.where(spot_slot & (begin < HOURS), begin, inf), WAVE))
     parts.append((jnp.where(dip_begin >= 0, dip_begin, inf), DIP))
     time = jnp.concatenate([t.astype(jnp.float32) for t, _ in parts], axis=1)
@@ -139,5 +166,5 @@ def events(raw: Raw, st: Static, z: Zones | None, failures, spot, dip_begin: jax
     return Events(time, kind, index, u_wave, raw.delay, raw.tickets)
 
 
-__all__ = ["DIP", "Events", "FAIL", "LONE", "Raw", "STREAM", "WAVE", "Zones", "draw", "events", "size", "up_after",
-           "zones"]
+__all__ = ["DIP", "Events", "FAIL", "LONE", "Raw", "STREAM", "WAVE", "Zones", "candidate_times", "down_begins", "down_ends", "draw",
+           "events", "size", "up_after", "zone_paths", "zones"]

@@ -65,6 +65,15 @@ class Static(NamedTuple):
         return any(self.spot)
 
 
+def spot_caps(spot) -> tuple[int, int]:
+    """``(n_lone, n_cycles)``: lone preemption candidates per spot card and up/down
+    cycles per zone, from concrete ``[spot]`` fields (§4's spot cards use them too)."""
+    # Up spells end as a Poisson process in the zone's time up (at most 730 h), and
+    # down spells likewise in its time down; spells alternate, so the spells of
+    # either state begun in the month number at most 2 + the fewer completed.
+    return cap(float(spot.rate)), 2 + min(cap(HOURS / float(spot.up_hours)), cap(HOURS / float(spot.down_hours)))
+
+
 def static(pool, failures, spot, failover: bool) -> Static | None:
     """The month's static shape from concrete fields; None when every term is off
     (no failure rate, no spot card): the month is then §6's."""
@@ -77,13 +86,9 @@ def static(pool, failures, spot, failover: bool) -> Static | None:
     if mask.any():
         zones = int(spot.zones)
         zone_of[mask] = np.arange(int(mask.sum())) % zones
-        n_lone = cap(float(spot.rate))
-        # Up spells end as a Poisson process in the zone's time up (at most 730 h), and
-        # down spells likewise in its time down; spells alternate, so the spells of
-        # either state begun in the month number at most 2 + the fewer completed.
-        n_cycles = 2 + min(cap(HOURS / float(spot.up_hours)), cap(HOURS / float(spot.down_hours)))
+        n_lone, n_cycles = spot_caps(spot)
     return Static(failures=rate > 0, spot=tuple(bool(x) for x in mask), zone_of=tuple(int(z) for z in zone_of),
                   zones=zones, n_fail=cap(rate), n_lone=n_lone, n_cycles=n_cycles, failover=bool(failover))
 
 
-__all__ = ["Static", "TAIL", "cap", "static", "tail"]
+__all__ = ["Static", "TAIL", "cap", "spot_caps", "static", "tail"]
