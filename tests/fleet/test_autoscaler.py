@@ -70,9 +70,10 @@ SCENARIOS = {
         "window.hours": "day", "eviction.policy": "floor", "runset": "steady", "demand.level": 70_000,
         "lottery.lemon_rate": 0.3, "autoscaler": {"period": 24, "replace": True, "boot_hours": 1.5}}),
 }
-# Every §6 preset too (a new one gets its reference test here).
+# Every §6 preset too (a new one gets its reference test here; one with §10 terms on
+# gets it in tests/fleet/outages/test_outage_reference.py).
 SCENARIOS.update({name: mc.presets.get(name) for name in mc.presets.names()
-                  if mc.presets.get(name).autoscaler is not None})
+                  if mc.presets.get(name).autoscaler is not None and mc.presets.get(name).outages is None})
 EXACT = ("bill", "warm_bill", "churn_bill", "ideal_bill", "n_run", "n_evicted", "n_wrong", "pass_eviction",
          "n_replaced", "lemons_end", "lemons_evicted", "first_eviction_hour")
 CLOSE = ("convergence", "wrong_share", "demand_tokens", "delivered_tokens", "capacity_tokens",

@@ -32,7 +32,8 @@ def inside_band(result, column, value):
 def test_registry():
     assert mc.presets.names() == ["golden-idler", "noise-evictor", "bargain-shortfall",
                                   "golden-idler-steady", "noise-evictor-day", "bargain-flagship",
-                                  "lemon-hunter", "dip-chaser", "steady-hand", "lemon-hunter-field"]
+                                  "lemon-hunter", "dip-chaser", "steady-hand", "lemon-hunter-field",
+                                  "spot-field"]
     assert [n for n in mc.presets.names() if mc.presets.get(n).autoscaler is None] == list(mc.presets.SEED_STORIES)
     with pytest.raises(mc.ParamError, match="^preset='nope': must be one of golden-idler"):
         mc.presets.get("nope")

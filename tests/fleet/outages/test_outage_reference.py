@@ -37,6 +37,8 @@ SCENARIOS = {
         "spot.zones": 3, "spot.up_hours": 6, "spot.down_hours": 2, "spot.rate": 5.0,
         "autoscaler": {"period": 7, "replace": True, "boot_hours": 0}}),
 }
+# Every preset with §10 terms on too.
+SCENARIOS.update({name: mc.presets.get(name) for name in mc.presets.names() if mc.presets.get(name).outages})
 EXACT = ("n_run", "n_evicted", "n_wrong", "n_failed", "n_preempted", "first_eviction_hour", "lemons_evicted",
          "churn_bill", "ideal_bill", "lemons_end")
 CLOSE = ("demand_tokens", "delivered_tokens", "capacity_tokens", "mean_run", "empty_slot_hours",
