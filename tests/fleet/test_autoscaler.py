@@ -9,6 +9,7 @@ import mc
 from conftest import assert_outputs_agree, assert_rounds_agree, autoscaler_draws, one_fast
 from mc import engine
 from mc.fleet import autoscaler, month
+from mc.fleet.outages import ledger as outage_ledger
 from ref_autoscaler import month as ref_month
 
 
@@ -254,8 +255,9 @@ DTYPES = {"money": jax.numpy.int32, "count": jax.numpy.int32, "float": jax.numpy
 def test_autoscaler_presets_return_the_schema_columns(name):
     sc = mc.presets.get(name)
     shapes = jax.eval_shape(autoscaler.autoscaler_month, jax.random.key(0), sc)
-    assert set(shapes) == set(autoscaler.OUTPUTS) == set(autoscaler.schema(sc).columns)
-    for col, kind in autoscaler.KINDS.items():
+    own = {} if sc.outages is None else outage_ledger.COLUMNS  # SPEC §10's outputs
+    assert set(shapes) == set(autoscaler.OUTPUTS) | set(own) == set(autoscaler.schema(sc).columns)
+    for col, kind in {**autoscaler.KINDS, **{c: col.kind for c, col in own.items()}}.items():
         assert shapes[col].shape == () and shapes[col].dtype == DTYPES[kind], col
     assert mc.fleet.simulation.model(sc)[0] is autoscaler.autoscaler_month
 
