@@ -25,7 +25,7 @@ from .. import files
 from ..fleet import Scenario, field_names
 from ..fleet import policies as fleet_policies
 from ..fleet.runset import MODES
-from ..fleet.scenario import pool_to_data
+from ..fleet.scenario import OPTIONAL, pool_to_data
 from . import derive
 from .manifest import config_hash as _hash
 from .manifest import plain as _plain
@@ -111,7 +111,9 @@ def points(sweep: Any) -> list[Point]:
 def label(scenario: Scenario, field: str) -> Any:
     """The canonical value of a dotted field in a scenario: plain float/int/str,
     ``"16 x flagship"`` for a pool (JSON for custom cards), a short hash for a trace;
-    None for an eviction field the scenario's policy does not declare."""
+    None for an eviction field the scenario's policy does not declare or an
+    ``[autoscaler]`` field of a §1 month; an absent ``[failures]`` or ``[spot]``
+    field's default (its terms off)."""
     if field == "pool":  # as written (``spot.share`` splits it for the month)
         data = pool_to_data(scenario.pool if scenario.written_pool is None else scenario.written_pool)
         return data if isinstance(data, str) else json.dumps(data, sort_keys=True)
@@ -120,7 +122,12 @@ def label(scenario: Scenario, field: str) -> Any:
     head, _, tail = field.partition(".")
     if head == "eviction" and tail not in scenario.eviction.to_fields():
         return None  # another policy's field: it does not apply
-    val = getattr(getattr(scenario, head), tail)
+    part = getattr(scenario, head)
+    if part is None:  # an absent section: §10's hold their defaults (every term off), §6's does not apply
+        if head == "autoscaler":
+            return None
+        part = OPTIONAL[head]()
+    val = getattr(part, tail)
     if isinstance(val, np.ndarray):
         return f"<{val.size} values {_hash(val.tolist())[:8]}>"
     if isinstance(val, (bool, np.bool_)):

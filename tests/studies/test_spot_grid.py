@@ -165,3 +165,14 @@ def test_sensitivity_over_section_10_ranges_runs_in_one_shape(tmp_path):
     assert res.points.shape == (256, 2)
     assert np.ptp(res.y["bill_mean"]) > 0
     assert np.isfinite(res.indices["bill_mean"]["ST"]).all()
+
+
+def test_a_base_without_section_10_reads_its_terms_off():
+    """A calibration compares its grid with the scenario's own setting: an absent
+    [failures] or [spot] holds the defaults (every term off), an absent [autoscaler]
+    does not apply."""
+    lemon, golden = mc.presets.get("lemon-hunter"), mc.presets.get("golden-idler")
+    assert g.own_value(lemon, "failures.rate") == 0.0 and g.own_value(lemon, "spot.zones") == 1
+    assert g.own_value(lemon, "spot.share") is None and g.own_value(lemon, "spot.fallback_hours") is None
+    assert g.own_value(golden, "autoscaler.failover") is None
+    assert len(g.settings(lemon, {"failures.rate": [0.0, 0.014], "spot.share": [0.0, 0.5]})) == 4
