@@ -147,14 +147,16 @@ def test_calibrate_recommends_a_spot_share_and_spares(tmp_path, capsys):
     path = tmp_path / "tiny.toml"
     path.write_text('runset = "peak"\npool = "4 x flagship"\n[window]\nhours = 24\n[demand]\nlevel = 15000\n'
                     '[autoscaler]\nperiod = 168\n[failures]\nrate = 0.5\n[spot]\nshare = 0.5\ndown_hours = 20\n')
-    argv = ["calibrate", str(path), "--window", "24", "--vary", "spot.share=0,0.5",
-            "--vary", "pool=4 x flagship,5 x flagship", "--n", "64", "--first", "32", "--max-capacity-risk", "0.5",
-            "--json", "--quiet", "--out", str(tmp_path / "cal")]
+    # The default grid's rule and run set fixed, so that only the shares and pools race.
+    argv = ["calibrate", str(path), "--window", "24", "--policy", "threshold", "--theta", "0.8", "--runset", "peak",
+            "--strikes", "1", "--vary", "spot.share=0,0.5", "--vary", "pool=4 x flagship,5 x flagship",
+            "--n", "64", "--first", "32", "--max-capacity-risk", "0.5", "--json", "--quiet",
+            "--out", str(tmp_path / "cal")]
     assert main(argv) in (0, 1)
     got = json.loads(capsys.readouterr().out)
     text = json.dumps(got)
-    for name in ("spot share 0, 4 x flagship", "spot share 0.5, 5 x flagship"):
-        assert name in text, name
+    for share, pool in [("0", "4"), ("0", "5"), ("0.5", "4"), ("0.5", "5")]:
+        assert f"spot share {share}, {pool} x flagship" in text, (share, pool)
 
 
 @pytest.mark.slow
