@@ -8,6 +8,7 @@ import json
 
 import jax
 import numpy as np
+import pandas as pd
 import pytest
 
 import mc
@@ -152,11 +153,15 @@ def test_calibrate_recommends_a_spot_share_and_spares(tmp_path, capsys):
             "--strikes", "1", "--vary", "spot.share=0,0.5", "--vary", "pool=4 x flagship,5 x flagship",
             "--n", "64", "--first", "32", "--max-capacity-risk", "0.5", "--json", "--quiet",
             "--out", str(tmp_path / "cal")]
-    assert main(argv) in (0, 1)
+    assert main(argv) in (0, 1)  # 1: no setting meets the limits (the closest is named)
     got = json.loads(capsys.readouterr().out)
-    text = json.dumps(got)
+    named = (got["recommendation"] or got["closest"])["setting"]
+    assert {"spot.share", "pool"} <= set(named) and named["pool"] in ("4 x flagship", "5 x flagship")
+    table = pd.read_parquet(tmp_path / "cal" / "candidates.parquet")
+    names = " | ".join(table["names"])
     for share, pool in [("0", "4"), ("0", "5"), ("0.5", "4"), ("0.5", "5")]:
-        assert f"spot share {share}, {pool} x flagship" in text, (share, pool)
+        assert f"strikes 1, spot share {share}, {pool} x flagship" in names, (share, pool)
+    assert set(table["spot.share"].dropna()) == {0.0, 0.5}
 
 
 @pytest.mark.slow
