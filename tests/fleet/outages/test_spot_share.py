@@ -9,6 +9,7 @@ import pytest
 import mc
 from mc.fleet.outages.fields import split
 from mc.fleet.scenario import pool_from_data
+from test_terms_off import BEFORE, fingerprint
 
 
 def _split_by_hand(text: str, share: float) -> list[tuple[str, str, int]]:
@@ -45,14 +46,12 @@ def test_a_share_splits_the_pool_and_keeps_it_as_written():
 
 
 def test_share_zero_is_the_pool_on_demand_bit_for_bit():
-    plain = mc.Scenario.from_dict({"pool": "6 x flagship", "demand": {"level": 30_000}})
+    """Share 0 moves no card: whatever the other spot fields say, the month is the one
+    fingerprinted before §10 existed."""
+    plain = mc.presets.get("golden-idler")
     zero = plain.replace({"spot.share": 0.0, "spot.zones": 3, "spot.down_hours": 50.0})
     assert zero.pool == plain.pool and zero.outages is None and zero.autoscaler is None
-    a = mc.simulate(plain, 16, seed=2, chunk=16, keep_samples=True).samples
-    b = mc.simulate(zero, 16, seed=2, chunk=16, keep_samples=True).samples
-    assert list(a.columns) == list(b.columns)
-    for c in a.columns:
-        assert np.array_equal(a[c].to_numpy(), b[c].to_numpy()), c
+    assert fingerprint(zero) == BEFORE["golden-idler"]
 
 
 @pytest.mark.parametrize("given, needle", [
