@@ -47,7 +47,25 @@ CLOSE = ("demand_tokens", "delivered_tokens", "capacity_tokens", "mean_run", "em
 
 @pytest.mark.parametrize("name", one_fast(SCENARIOS, keep="spot-two-zones-fallback-peak"))
 def test_outages_match_reference(name):
-    sc = SCENARIOS[name]
+    _agree(SCENARIOS[name], name)
+
+
+@pytest.mark.slow
+def test_a_sensitivity_studys_longer_event_lists_match_reference():
+    """A sensitivity study runs a point with the longest event lists any point of its
+    shape needs (``mc.studies.sensitivity.common_shapes``): the same law, and the same
+    per-event arithmetic as the reference on those draws."""
+    from mc.studies.sensitivity import common_shapes
+
+    sc = SCENARIOS["spot-two-zones-fallback-peak"]
+    longer = sc.replace({"spot.up_hours": 2.0, "failures.rate": 6.0, "spot.rate": 8.0})
+    wide = common_shapes([sc, longer])[0]
+    st, own = wide.outages, sc.outages
+    assert st.n_fail > own.n_fail and st.n_lone > own.n_lone and st.n_cycles > own.n_cycles
+    _agree(wide, "widened")
+
+
+def _agree(sc, name):
     n = 6
     draws, core = autoscaler_draws(sc, n, seed=3)
     for i in range(n):
