@@ -66,12 +66,13 @@ def values(flag: str, text: str) -> list:
 
 def varied(items: list[str] | None) -> dict[str, list]:
     """``--vary FIELD=V1,V2`` (repeatable) -> ``{FIELD: [V1, V2]}``: any scenario
-    field, a user's rule's own fields included."""
+    field, a user's rule's own fields included, and the pool (``"32 x flagship,34 x
+    flagship"``: the spares a §10 calibration weighs)."""
     out: dict[str, list] = {}
     for item in items or []:
         field, eq, text = item.partition("=")
         field = field.strip()
-        if not eq or "." not in field and field != "runset" or not text.strip():
+        if not eq or "." not in field and field not in ("runset", "pool") or not text.strip():
             v.fail("--vary", item, 'must be FIELD=V1,V2,... with FIELD a "section.field", e.g. eviction.low=0.7,0.8')
         if field in out:
             v.fail("--vary", item, f"gives {field} twice")

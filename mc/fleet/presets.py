@@ -1,5 +1,6 @@
-"""The six seed stories of SPEC §3, the autoscaler's stories of SPEC §6, and one
-story whose lottery, dips, wander and swing are read from field studies, by name."""
+"""The six seed stories of SPEC §3, the autoscaler's stories of SPEC §6, one story
+whose lottery, dips, wander and swing are read from field studies, and that story
+with hard failures and spot cards read from field studies too (SPEC §10), by name."""
 
 from __future__ import annotations
 
@@ -114,6 +115,56 @@ def _lemon_hunter_field() -> Scenario:
     })
 
 
+# SPEC §10's figures (docs/model.md §10.4), as the sources state them.
+# Llama 3 Herd of Models, Table 5: 419 unexpected interruptions on 16,384 H100s in 54
+# days (268 of them in the GPU-side rows). Kokolis et al., HPCA'25: 2.34 and 6.50
+# failures per 1,000 node-days, 8 GPUs a node (the range a planner sweeps).
+_LLAMA3_INTERRUPTIONS = 419
+_LLAMA3_GPUS = 16_384
+_LLAMA3_DAYS = 54
+_KOKOLIS_PER_1000_NODE_DAYS = (2.34, 6.50)
+_GPUS_PER_NODE = 8
+_DAYS_A_MONTH = HOURS / 24
+# "Can't Be Late", NSDI'24, Table 1: spot about 3x cheaper than on-demand (AWS, GCP);
+# §2.4: a cluster's spot instances all available or all not over 94% of the time.
+_CANT_BE_LATE_DISCOUNT = 3.0
+_CANT_BE_LATE_ALL_OR_NONE = 1.0  # wave_share: the zone's waves take every spot card
+# AWS Spot Instance Advisor: the share of spot capacity reclaimed in the trailing month,
+# in bands <5%, 5-10%, 10-15%, 15-20%, >20%; the middle band's centre (no band is
+# published per GPU type): a spot card's waves a month.
+_AWS_BAND_MIDDLE = 0.125
+# The public AWS V100 traces ("Can't Be Late" data): mean down spells 0.8-3.6 h by zone;
+# the geometric middle of that range is how long a zone stays away once it goes.
+_TRACE_DOWN_HOURS = (0.8, 3.6)
+# Assumptions no source here states (docs/model.md §10.4): half the pool on spot, one
+# zone, no fallback (the planner's choices a study sweeps); replacement as the default.
+_SPOT_SHARE = 0.5
+
+
+def _spot_field() -> Scenario:
+    """lemon-hunter-field's lottery and dips (its wander and swing set to 0: §10 does
+    not run beside them yet) with hard failures and half the pool on spot, each figure
+    read from a field study (docs/model.md §10.4 shows the arithmetic).
+
+    - failures.rate = 419 / (16,384 · 54 d) · 30.4 d = 0.0144 per card-month (Llama 3,
+      every unexpected interruption: a serving card is out whatever the cause).
+    - spot.price_factor = 1/3 (Can't Be Late, Table 1); wave_share = 1 (§2.4).
+    - spot.down_hours = sqrt(0.8 · 3.6) = 1.7 h (the AWS traces' mean down spells);
+      up_hours = 730 / 0.125 - 1.7 = 5,840 h: a zone's waves a month at the middle
+      AWS interruption band. Neither is published for H100-class spot zones.
+    """
+    return _lemon_hunter_field().replace({
+        "wander.sd": 0.0,
+        "swing.diurnal": 0.0,
+        "failures.rate": _sig3(_LLAMA3_INTERRUPTIONS / (_LLAMA3_GPUS * _LLAMA3_DAYS) * _DAYS_A_MONTH),
+        "spot.share": _SPOT_SHARE,
+        "spot.price_factor": _sig3(1 / _CANT_BE_LATE_DISCOUNT),
+        "spot.wave_share": _CANT_BE_LATE_ALL_OR_NONE,
+        "spot.down_hours": _sig3(math.sqrt(_TRACE_DOWN_HOURS[0] * _TRACE_DOWN_HOURS[1])),
+        "spot.up_hours": _sig3(HOURS / _AWS_BAND_MIDDLE - math.sqrt(_TRACE_DOWN_HOURS[0] * _TRACE_DOWN_HOURS[1])),
+    })
+
+
 _PRESETS: dict[str, Callable[[], Scenario]] = {
     "golden-idler": _golden_idler,
     "noise-evictor": _noise_evictor,
@@ -128,6 +179,8 @@ _PRESETS: dict[str, Callable[[], Scenario]] = {
     "steady-hand": lambda: _lemon_hunter().replace({"window.hours": "hour", "autoscaler.strikes": 3}),
     # The lemon hunter with a lottery, dips, wander and swing from field studies.
     "lemon-hunter-field": _lemon_hunter_field,
+    # ... with hard failures and half its pool on spot (SPEC §10).
+    "spot-field": _spot_field,
 }
 SEED_STORIES = ("golden-idler", "noise-evictor", "bargain-shortfall", "golden-idler-steady", "noise-evictor-day",
                 "bargain-flagship")
@@ -135,7 +188,7 @@ SEED_STORIES = ("golden-idler", "noise-evictor", "bargain-shortfall", "golden-id
 
 def names() -> list[str]:
     """The preset names: SPEC §3's verdicts, their fixes, SPEC §6's stories, then
-    the field-grounded one."""
+    the field-grounded ones (§6's month, then with §10's failures and spot cards)."""
     return list(_PRESETS)
 
 

@@ -19,6 +19,7 @@ from .._pytree import field_keys, fields_dict, pytree_dataclass, section, set_fi
 from . import limits, structure
 from .outages import plan as outage_plan
 from .outages.fields import Failures, Spot
+from .outages.fields import split as split_pool
 from .accounting import churn_cents
 from .checks import Checks
 from .demand import Demand
@@ -39,7 +40,7 @@ SECTIONS = {"window": Window, "eviction": Eviction, "demand": Demand, "lottery":
 OPTIONAL = {"autoscaler": Autoscaler, "failures": Failures, "spot": Spot}
 
 
-@pytree_dataclass(static=("pool", "runset", "structure", "outages"))
+@pytree_dataclass(static=("pool", "runset", "structure", "outages", "written_pool"))
 class Scenario:
     """One fleet-month's parameters. ``pool`` and ``runset`` fix shapes and modes
     (static); the rest are pytree leaves, so a sweep over them compiles once.
@@ -68,6 +69,9 @@ class Scenario:
     # SPEC §10's static shape (``outages.plan.static``); None when every term is off:
     # the month is then §6's bit for bit.
     outages: outage_plan.Static | None = dataclasses.field(init=False, default=None)
+    # The pool as written when ``spot.share`` split it (``pool`` is then the split
+    # one, which the month reads); None otherwise. The dict form writes this one.
+    written_pool: Pool | None = dataclasses.field(init=False, default=None)
 
     def __post_init__(self):
         if not isinstance(self.pool, Pool):
@@ -79,6 +83,7 @@ class Scenario:
         for name, cls in OPTIONAL.items():
             if getattr(self, name) is not None and not isinstance(getattr(self, name), cls):
                 v.fail(name, getattr(self, name), f"must be a {cls.__name__} or absent")
+        self._split()
         set_field(self, "structure", structure.static(self.window, self.wander, self.swing))
         limits.check_money(self.pool, self.eviction.churn)
         limits.check_floats(self.pool, self.lottery, self.window, self.demand)
@@ -116,12 +121,29 @@ class Scenario:
         if self.pool.spot().any():
             v.fail("pool.market", "spot", f"spot cards do not run beside {what} yet: rent the pool on demand")
 
+    def _split(self) -> None:
+        """``spot.share``: each entry of an all on-demand pool split between the
+        markets (``outages.fields.split``); the pool as written is kept for the dict form."""
+        share = None if self.spot is None else self.spot.share
+        if share is None:
+            return
+        if self.pool.replicated:  # SPEC §11's replicas take no spot card yet (``_replicas``)
+            v.fail("spot.share", share, "spot cards do not run beside replicas (a pool entry with tp > 1) yet: "
+                   "drop spot.share")
+        if self.pool.spot().any():
+            name = next(c.name for c in self.pool.classes if c.spot)
+            v.fail("spot.share", share, f"splits on-demand pool entries, but pool entry {name} is already "
+                   "market = \"spot\"; give its count there or drop spot.share")
+        set_field(self, "written_pool", self.pool)
+        set_field(self, "pool", split_pool(self.pool, share))
+
     def _outages(self) -> None:
-        """SPEC §10: spot fields need a spot card; the terms run in §6's month (an
+        """SPEC §10: spot fields need a spot card (or a ``spot.share``, which may give
+        none: share 0 is the pool on demand); the terms run in §6's month (an
         ``[autoscaler]`` of its defaults when none is given) and not beside §1.4.1's."""
-        if self.spot is not None and not self.pool.spot().any():
+        if self.spot is not None and self.spot.share is None and not self.pool.spot().any():
             v.fail("spot", fields_dict(self.spot), "needs a spot card in the pool (a pool entry with "
-                   "market = \"spot\"); remove [spot] or rent some cards on spot")
+                   "market = \"spot\"); remove [spot], rent some cards on spot or give spot.share")
         a = self.autoscaler
         static = outage_plan.static(self.pool, self.failures, self.spot if self.spot is not None else Spot(),
                                     True if a is None else a.failover)
@@ -148,7 +170,8 @@ class Scenario:
     def _fields(self) -> dict[str, Any]:
         """The sections' fields as given (a log as its ``RequestLog``): the base
         ``from_dict`` merges onto."""
-        out: dict[str, Any] = {"pool": pool_to_data(self.pool), "runset": self.runset}
+        pool = self.pool if self.written_pool is None else self.written_pool
+        out: dict[str, Any] = {"pool": pool_to_data(pool), "runset": self.runset}
         out.update({name: fields_dict(getattr(self, name)) for name in SECTIONS})
         out.update({name: fields_dict(getattr(self, name)) for name in OPTIONAL if getattr(self, name) is not None})
         return out

@@ -25,7 +25,7 @@ from .. import files
 from ..fleet import Scenario, field_names
 from ..fleet import policies as fleet_policies
 from ..fleet.runset import MODES
-from ..fleet.scenario import pool_to_data
+from ..fleet.scenario import OPTIONAL, pool_to_data
 from . import derive
 from .manifest import config_hash as _hash
 from .manifest import plain as _plain
@@ -111,16 +111,23 @@ def points(sweep: Any) -> list[Point]:
 def label(scenario: Scenario, field: str) -> Any:
     """The canonical value of a dotted field in a scenario: plain float/int/str,
     ``"16 x flagship"`` for a pool (JSON for custom cards), a short hash for a trace;
-    None for an eviction field the scenario's policy does not declare."""
-    if field == "pool":
-        data = pool_to_data(scenario.pool)
+    None for an eviction field the scenario's policy does not declare or an
+    ``[autoscaler]`` field of a §1 month; an absent ``[failures]`` or ``[spot]``
+    field's default (its terms off)."""
+    if field == "pool":  # as written (``spot.share`` splits it for the month)
+        data = pool_to_data(scenario.pool if scenario.written_pool is None else scenario.written_pool)
         return data if isinstance(data, str) else json.dumps(data, sort_keys=True)
     if field == "runset":
         return scenario.runset
     head, _, tail = field.partition(".")
     if head == "eviction" and tail not in scenario.eviction.to_fields():
         return None  # another policy's field: it does not apply
-    val = getattr(getattr(scenario, head), tail)
+    part = getattr(scenario, head)
+    if part is None:  # an absent section: §10's hold their defaults (every term off), §6's does not apply
+        if head == "autoscaler":
+            return None
+        part = OPTIONAL[head]()
+    val = getattr(part, tail)
     if isinstance(val, np.ndarray):
         return f"<{val.size} values {_hash(val.tolist())[:8]}>"
     if isinstance(val, (bool, np.bool_)):
@@ -212,7 +219,9 @@ def _fmt(x: Any) -> str:
 # How a field reads in a setting's name ("24h window, theta 0.8, peak, strikes 2"); a
 # policy's own field reads "share 0.2", "k 3".
 NAMES = {"window.hours": "{}h window", "runset": "{}", "autoscaler.period": "every {}h",
-         "autoscaler.boot_hours": "boot {}h", "autoscaler.strikes": "strikes {}", "autoscaler.min_age": "min_age {}h"}
+         "autoscaler.boot_hours": "boot {}h", "autoscaler.strikes": "strikes {}", "autoscaler.min_age": "min_age {}h",
+         "pool": "{}", "spot.share": "spot share {}", "spot.zones": "{} zones", "spot.fallback_hours": "fallback {}h",
+         "failures.rate": "failures {}/month", "failures.replace_hours": "replaced in {}h"}
 
 
 def _name_format(field: str) -> str:
@@ -232,8 +241,9 @@ def setting_name(values: dict[str, Any], policies: list[str] | None = None) -> s
     for f, x in values.items():
         if f == "eviction.policy" and any(set(own[g]) & pols == {x} for g in values if g in own):
             continue
-        if f == "autoscaler.replace":
-            parts.append("replace" if x else "no replace")
+        if f in ("autoscaler.replace", "autoscaler.failover"):
+            word = f.partition(".")[2]
+            parts.append(word if x else f"no {word}")
             continue
         parts.append(_name_format(f).format(_fmt(x)))
     return ", ".join(parts)

@@ -19,6 +19,7 @@ index by more than its interval.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 import warnings
@@ -33,7 +34,9 @@ from . import manifest
 from . import blocks
 from . import dispatch
 from .store import FolderLock, tag
+from .._pytree import set_field
 from ..fleet.eviction import Eviction
+from ..fleet.outages import plan as outage_plan
 from ..fleet.scenario import OPTIONAL, SECTIONS, Scenario
 
 # A point's figures: name -> what a month contributes (its mean over months is the figure).
@@ -218,6 +221,7 @@ def fleet_evaluator(base: Scenario, names: list[str], months: int, *, seed: int 
                 scenarios.append(base.replace(dict(zip(names, row.tolist()))))
             except v.ParamError as err:
                 v.fail("ranges", dict(zip(names, row.tolist())), f"give a point the scenario refuses ({err})")
+        scenarios = common_shapes(scenarios)
         # Sums in float64 on the host about each point's first-piece mean (exact
         # enough that the variance of a bill of $50,000 keeps its digits).
         shift = np.zeros((len(scenarios), len(FIGURES)))
@@ -237,6 +241,26 @@ def fleet_evaluator(base: Scenario, names: list[str], months: int, *, seed: int 
         return figures, noise
 
     return evaluate
+
+
+def common_shapes(scenarios: list[Scenario]) -> list[Scenario]:
+    """The points with one §10 shape wherever they differ only in rates and spells
+    (``outages.plan.widen``): a range over ``failures.rate``, ``spot.rate``,
+    ``spot.up_hours`` or ``spot.down_hours`` changes the length of a month's event
+    lists, and each length would compile anew. Each point's months are then drawn
+    with the longest lists any point of its shape needs: equal in law to ``mc run``'s
+    months of that scenario, though not its bits (those draw lists of its own length)."""
+    groups: dict[Any, list[int]] = {}
+    for i, sc in enumerate(scenarios):
+        if sc.outages is not None:
+            groups.setdefault((sc.pool, sc.runset, sc.structure, outage_plan.bare(sc.outages)), []).append(i)
+    out = list(scenarios)
+    for members in groups.values():
+        wide = outage_plan.widen([scenarios[i].outages for i in members])
+        for i in members:
+            out[i] = copy.copy(scenarios[i])
+            set_field(out[i], "outages", wide)
+    return out
 
 
 def save(result: Sensitivity, base: Scenario, out, *, wall_s: float | None = None, cluster: dict | None = None) -> None:

@@ -9,6 +9,7 @@ import mc
 from conftest import assert_outputs_agree, assert_rounds_agree, autoscaler_draws, one_fast
 from mc import engine
 from mc.fleet import autoscaler, month
+from mc.fleet.outages import ledger as outage_ledger
 from ref_autoscaler import month as ref_month
 
 
@@ -70,9 +71,10 @@ SCENARIOS = {
         "window.hours": "day", "eviction.policy": "floor", "runset": "steady", "demand.level": 70_000,
         "lottery.lemon_rate": 0.3, "autoscaler": {"period": 24, "replace": True, "boot_hours": 1.5}}),
 }
-# Every §6 preset too (a new one gets its reference test here).
+# Every §6 preset too (a new one gets its reference test here; one with §10 terms on
+# gets it in tests/fleet/outages/test_outage_reference.py).
 SCENARIOS.update({name: mc.presets.get(name) for name in mc.presets.names()
-                  if mc.presets.get(name).autoscaler is not None})
+                  if mc.presets.get(name).autoscaler is not None and mc.presets.get(name).outages is None})
 EXACT = ("bill", "warm_bill", "churn_bill", "ideal_bill", "n_run", "n_evicted", "n_wrong", "pass_eviction",
          "n_replaced", "lemons_end", "lemons_evicted", "first_eviction_hour")
 CLOSE = ("convergence", "wrong_share", "demand_tokens", "delivered_tokens", "capacity_tokens",
@@ -253,8 +255,9 @@ DTYPES = {"money": jax.numpy.int32, "count": jax.numpy.int32, "float": jax.numpy
 def test_autoscaler_presets_return_the_schema_columns(name):
     sc = mc.presets.get(name)
     shapes = jax.eval_shape(autoscaler.autoscaler_month, jax.random.key(0), sc)
-    assert set(shapes) == set(autoscaler.OUTPUTS) == set(autoscaler.schema(sc).columns)
-    for col, kind in autoscaler.KINDS.items():
+    own = {} if sc.outages is None else outage_ledger.COLUMNS  # SPEC §10's outputs
+    assert set(shapes) == set(autoscaler.OUTPUTS) | set(own) == set(autoscaler.schema(sc).columns)
+    for col, kind in {**autoscaler.KINDS, **{c: col.kind for c, col in own.items()}}.items():
         assert shapes[col].shape == () and shapes[col].dtype == DTYPES[kind], col
     assert mc.fleet.simulation.model(sc)[0] is autoscaler.autoscaler_month
 

@@ -32,7 +32,8 @@ def inside_band(result, column, value):
 def test_registry():
     assert mc.presets.names() == ["golden-idler", "noise-evictor", "bargain-shortfall",
                                   "golden-idler-steady", "noise-evictor-day", "bargain-flagship",
-                                  "lemon-hunter", "dip-chaser", "steady-hand", "lemon-hunter-field"]
+                                  "lemon-hunter", "dip-chaser", "steady-hand", "lemon-hunter-field",
+                                  "spot-field"]
     assert [n for n in mc.presets.names() if mc.presets.get(n).autoscaler is None] == list(mc.presets.SEED_STORIES)
     with pytest.raises(mc.ParamError, match="^preset='nope': must be one of golden-idler"):
         mc.presets.get("nope")
@@ -165,3 +166,28 @@ def test_pass_rates_have_wilson_intervals(results):
         for pr in r.summary["pass"].values():
             assert pr["n"] == N and pr["lo"] <= pr["rate"] <= pr["hi"]
             assert pr["hi"] - pr["lo"] < 2 * 1.96 * 0.5 / np.sqrt(N) + 1e-9
+
+
+def test_the_spot_preset_carries_the_cited_figures():
+    """spot-field gives back the published figures it was read from (docs/model.md
+    §10.4), to the 3 figures kept, and is lemon-hunter-field otherwise (its wander and
+    swing off: §10 does not run beside them)."""
+    sc, field = mc.presets.get("spot-field"), mc.presets.get("lemon-hunter-field")
+    f, spot = sc.failures, sc.spot
+    # Llama 3, Table 5: 419 unexpected interruptions on 16,384 H100s in 54 days.
+    assert f.rate / 730 * 24 * 54 * 16_384 == pytest.approx(419, rel=5e-3)
+    assert f.replace_hours == mc.fleet.outages.Failures().replace_hours  # not published: the default
+    # Can't Be Late, Table 1 (spot 3x cheaper) and §2.4 (all or none).
+    assert 1 / spot.price_factor == pytest.approx(3, rel=5e-3) and spot.wave_share == 1
+    # The AWS traces' mean down spells 0.8-3.6 h (geometric middle); waves a month at
+    # the middle AWS interruption band (10-15%).
+    assert spot.down_hours == pytest.approx(math.sqrt(0.8 * 3.6), rel=5e-3)
+    assert 730 / (spot.up_hours + spot.down_hours) == pytest.approx(0.125, rel=5e-3)
+    # The planner's choices: half the pool on spot, one zone, no fallback, no lone preemptions.
+    assert spot.share == 0.5 and spot.zones == 1 and spot.fallback_hours is None and spot.rate == 0
+    assert sc.pool.size == 32 and int(sc.pool.spot().sum()) == 16 and sc.structure is None
+    # Nothing else changes from the field preset.
+    back = sc.to_dict()
+    back.pop("failures"), back.pop("spot")
+    back["wander"]["sd"], back["swing"]["diurnal"] = field.wander.sd, field.swing.diurnal
+    assert back == field.to_dict()

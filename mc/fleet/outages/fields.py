@@ -4,13 +4,14 @@ the autoscaler's). Every term is off by default: no failure rate, no spot card."
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
 from ... import _validate as v
 from ..._fields import check_fields, declare
 from ..._pytree import pytree_dataclass
-from ..pool import MARKETS
+from ..pool import MARKETS, Pool
 
 
 def _hours_or_never(field: str, value: Any) -> float | None:
@@ -50,7 +51,8 @@ class Spot:
     preempts each of its spot cards with probability ``wave_share``, and each spot
     card is besides preempted alone at ``rate`` per card-month. An emptied spot slot
     takes a spot card once its zone is up, or after ``fallback_hours`` (None: never)
-    an on-demand one."""
+    an on-demand one. ``share`` (None: unset) splits each entry of an all on-demand
+    pool between the markets (``split``): the one way a grid varies the spot share."""
 
     price_factor: float = declare(0.33, lo=0.0, lo_open=True, hi=1.0, unit="× price",
                                   doc="a spot card's price as a share of its class's")
@@ -63,9 +65,27 @@ class Spot:
     fallback_hours: float | None = declare(None, kind="any", parse=_hours_or_never, unit="h",
                                            doc="an emptied spot slot takes an on-demand card after this long "
                                                "(inf: never)")
+    # The one way a grid says how much of a pool is spot: each pool entry's count
+    # split (``split``). None: the pool's markets as written.
+    share: float | None = declare(None, lo=0.0, hi=1.0, unit="share",
+                                  doc="share of each pool entry's cards rented on spot (unset: the entries' markets)")
 
     def __post_init__(self):
         check_fields(self, "spot")
 
 
-__all__ = ["Failures", "MARKETS", "Spot"]
+def split(pool: Pool, share: float) -> Pool:
+    """``pool`` (every entry on-demand) with ``round(share · count)`` of each entry's
+    cards (halves up) moved to a spot entry of the same class, placed right after
+    it; an entry left with no card is dropped."""
+    groups = []
+    for card, n in pool.groups:
+        k = int(math.floor(share * n + 0.5))
+        if n - k:
+            groups.append((card, n - k))
+        if k:
+            groups.append((dataclasses.replace(card, market="spot"), k))
+    return Pool(tuple(groups))
+
+
+__all__ = ["Failures", "MARKETS", "Spot", "split"]

@@ -91,4 +91,19 @@ def static(pool, failures, spot, failover: bool) -> Static | None:
                   zones=zones, n_fail=cap(rate), n_lone=n_lone, n_cycles=n_cycles, failover=bool(failover))
 
 
-__all__ = ["Static", "TAIL", "cap", "spot_caps", "static", "tail"]
+def widen(statics: list[Static]) -> Static:
+    """One shape for months that differ only in their rates and spells: each event
+    list as long as the longest of ``statics`` needs (a longer list only ever cuts
+    a stream more rarely), failures drawn where any has them (at rate 0 a candidate
+    never falls in the month). Their zones, spot slots and failover must agree."""
+    first = statics[0]
+    return first._replace(failures=any(s.failures for s in statics), n_fail=max(s.n_fail for s in statics),
+                          n_lone=max(s.n_lone for s in statics), n_cycles=max(s.n_cycles for s in statics))
+
+
+def bare(st: Static) -> Static:
+    """``st`` without what ``widen`` merges: months of one ``bare`` shape can share one."""
+    return st._replace(failures=False, n_fail=0, n_lone=0, n_cycles=0)
+
+
+__all__ = ["Static", "TAIL", "bare", "cap", "spot_caps", "static", "tail", "widen"]

@@ -37,6 +37,8 @@ SCENARIOS = {
         "spot.zones": 3, "spot.up_hours": 6, "spot.down_hours": 2, "spot.rate": 5.0,
         "autoscaler": {"period": 7, "replace": True, "boot_hours": 0}}),
 }
+# Every preset with §10 terms on too.
+SCENARIOS.update({name: mc.presets.get(name) for name in mc.presets.names() if mc.presets.get(name).outages})
 EXACT = ("n_run", "n_evicted", "n_wrong", "n_failed", "n_preempted", "first_eviction_hour", "lemons_evicted",
          "churn_bill", "ideal_bill", "lemons_end")
 CLOSE = ("demand_tokens", "delivered_tokens", "capacity_tokens", "mean_run", "empty_slot_hours",
@@ -45,7 +47,25 @@ CLOSE = ("demand_tokens", "delivered_tokens", "capacity_tokens", "mean_run", "em
 
 @pytest.mark.parametrize("name", one_fast(SCENARIOS, keep="spot-two-zones-fallback-peak"))
 def test_outages_match_reference(name):
-    sc = SCENARIOS[name]
+    _agree(SCENARIOS[name], name)
+
+
+@pytest.mark.slow
+def test_a_sensitivity_studys_longer_event_lists_match_reference():
+    """A sensitivity study runs a point with the longest event lists any point of its
+    shape needs (``mc.studies.sensitivity.common_shapes``): the same law, and the same
+    per-event arithmetic as the reference on those draws."""
+    from mc.studies.sensitivity import common_shapes
+
+    sc = SCENARIOS["spot-two-zones-fallback-peak"]
+    longer = sc.replace({"spot.up_hours": 2.0, "failures.rate": 6.0, "spot.rate": 8.0})
+    wide = common_shapes([sc, longer])[0]
+    st, own = wide.outages, sc.outages
+    assert st.n_fail > own.n_fail and st.n_lone > own.n_lone and st.n_cycles > own.n_cycles
+    _agree(wide, "widened")
+
+
+def _agree(sc, name):
     n = 6
     draws, core = autoscaler_draws(sc, n, seed=3)
     for i in range(n):
