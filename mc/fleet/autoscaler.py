@@ -228,6 +228,9 @@ def outcome(d: Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Arr
     score), ``evicted`` and ``run`` (bool).
     """
     pool, a, W = sc.pool, sc.autoscaler, sc.window.hours
+    if sc.by_replica:  # checked when traced: a month of replicas has rounds of its own
+        raise ValueError("a scenario with replicas (a pool entry's tp > 1, or evict = \"member\") runs its rounds "
+                         "in mc.fleet.replicas.rounds; mc.fleet.model(scenario) picks the month")
     rated = jnp.asarray(pool.rated())
 
     q0 = lottery.quality(d.month.lottery, sc.lottery)

@@ -1,6 +1,7 @@
 """The six seed stories of SPEC §3, the autoscaler's stories of SPEC §6, one story
-whose lottery, dips, wander and swing are read from field studies, and that story
-with hard failures and spot cards read from field studies too (SPEC §10), by name."""
+whose lottery, dips, wander and swing are read from field studies, that story with
+hard failures and spot cards read from field studies too (SPEC §10), and two services
+on replicas of several cards (SPEC §11), by name."""
 
 from __future__ import annotations
 
@@ -165,6 +166,25 @@ def _spot_field() -> Scenario:
     })
 
 
+# SPEC §11: services too large for one card, on 64 H100s as replicas that step at their
+# slowest card's pace (docs/model.md §11.1). Each card is rated at its replica's §5.1
+# aggregate at a batch of 32 over its cards, priced as the package's flagship card, and
+# drawn with the field preset's lottery and dips; the rounds are the lemon hunter's
+# (daily threshold eviction with replacement), the demand's peak at 87% of the pool's
+# rated rate as the lemon hunter's (195,000 of 224,000 tok/s).
+_REPLICA_CARDS = 64
+_REPLICA_PEAK_SHARE = 150_000 * 1.3 / (32 * 7_000)
+
+
+def _replica_service(model: str, tp: int, weight_bytes: int) -> Scenario:
+    field = _lemon_hunter_field()
+    entry = {"gpu": "h100", "model": model, "batch": 32, "tp": tp, "weight_bytes": weight_bytes,
+             "price_month": _lemon_hunter().pool.classes[0].price, "count": _REPLICA_CARDS}
+    sc = field.replace({"pool": [entry], "wander.sd": 0.0, "swing.diurnal": 0.0})
+    rated = sc.pool.classes[0].rated * _REPLICA_CARDS
+    return sc.replace({"demand.level": float(round(_REPLICA_PEAK_SHARE * rated / 1.3, -2))})
+
+
 _PRESETS: dict[str, Callable[[], Scenario]] = {
     "golden-idler": _golden_idler,
     "noise-evictor": _noise_evictor,
@@ -181,6 +201,9 @@ _PRESETS: dict[str, Callable[[], Scenario]] = {
     "lemon-hunter-field": _lemon_hunter_field,
     # ... with hard failures and half its pool on spot (SPEC §10).
     "spot-field": _spot_field,
+    # SPEC §11: a 70B model in 16-bit on replicas of 4 cards, a 405B model in 8-bit on 8.
+    "llama70b-tp4": lambda: _replica_service("llama-3-70b", 4, 2),
+    "llama405b-tp8": lambda: _replica_service("llama-3.1-405b", 8, 1),
 }
 SEED_STORIES = ("golden-idler", "noise-evictor", "bargain-shortfall", "golden-idler-steady", "noise-evictor-day",
                 "bargain-flagship")
@@ -188,7 +211,8 @@ SEED_STORIES = ("golden-idler", "noise-evictor", "bargain-shortfall", "golden-id
 
 def names() -> list[str]:
     """The preset names: SPEC §3's verdicts, their fixes, SPEC §6's stories, then
-    the field-grounded ones (§6's month, then with §10's failures and spot cards)."""
+    the field-grounded ones (§6's month, then with §10's failures and spot cards,
+    then §11's services on replicas)."""
     return list(_PRESETS)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..engine import column_units
 from . import autoscaler
+from .replicas import outputs as replica_outputs
 
 # SPEC §2 and §6 outputs of a fleet-month, from their column table (the JSON figures' units).
 FLEET_UNITS = column_units(autoscaler.COLUMNS)
@@ -15,6 +16,18 @@ STATS = ("mean", "std", "p5", "p50", "p95")
 # Each output's unit as the table prints it (tokens in millions, "ratio" for a ratio).
 UNITS = {c: {"": "ratio", "tokens": "M tokens"}.get(u, u) for c, u in FLEET_UNITS.items()}
 SCALE = {"demand_tokens": 1e-6, "delivered_tokens": 1e-6, "capacity_tokens": 1e-6}
+# SPEC §11: with replicas the run set counts replicas, and so does the rule's tally
+# unless it ranks cards (``evict = "member"``).
+RUN_COUNTS, RULE_COUNTS = ("n_run", "mean_run"), ("n_evicted", "n_wrong", "n_replaced")
+
+
+def units_of(scenario) -> dict[str, str]:
+    """Each output's unit as the table prints it for ``scenario``."""
+    if not scenario.by_replica:
+        return UNITS
+    out = {**UNITS, **column_units(replica_outputs.COLUMNS)}
+    counted = RUN_COUNTS if scenario.eviction.evict == "member" else RUN_COUNTS + RULE_COUNTS
+    return {**out, **{c: "replicas" for c in counted}}
 
 
 def cell(x: float, unit: str) -> str:
@@ -38,8 +51,9 @@ def format_summary(name: str, result) -> str:
     if not s["n"]:
         return lines[0]
     rows = []
+    units = units_of(result.scenario)
     for col, st in s["stats"].items():
-        unit, k = UNITS.get(col, ""), SCALE.get(col, 1.0)
+        unit, k = units.get(col, ""), SCALE.get(col, 1.0)
         rows.append([col, unit] + [cell(st[q] * k, unit) for q in STATS])
     head = ["output", "unit", *STATS]
     widths = [max(len(r[j]) for r in rows + [head]) for j in range(len(head))]
@@ -55,7 +69,7 @@ def format_summary(name: str, result) -> str:
     lines.append("")
     m = s["modes"]
     lines.append(f"modal bill ${m['bill']['value']:,.2f} in {m['bill']['share']:.1%} of months; "
-                 f"modal run set {m['n_run']['value']} cards ({m['n_run']['share']:.1%}); "
+                 f"modal run set {m['n_run']['value']} {units['n_run']} ({m['n_run']['share']:.1%}); "
                  f"modal evictions {m['n_evicted']['value']} ({m['n_evicted']['share']:.1%})")
     err = {c: e * SCALE.get(c, 1.0) for c, e in s.get("quantile_error", {}).items() if e}
     if err:

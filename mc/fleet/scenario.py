@@ -115,11 +115,6 @@ class Scenario:
             v.fail("swing.diurnal" if self.swing.diurnal else "window.common_hour" if self.window.common_hour
                    else "swing.sd", "on", f"the autoscaler's rounds take {what} without wander or swing for now: "
                    "set them to 0, or remove [autoscaler]")
-        for name in ("failures", "spot"):
-            if getattr(self, name) is not None:
-                v.fail(name, "on", f"failures and spot cards do not run beside {what} yet: remove [{name}]")
-        if self.pool.spot().any():
-            v.fail("pool.market", "spot", f"spot cards do not run beside {what} yet: rent the pool on demand")
 
     def _split(self) -> None:
         """``spot.share``: each entry of an all on-demand pool split between the
@@ -149,6 +144,10 @@ class Scenario:
                                     True if a is None else a.failover)
         if static is None:
             return
+        if self.by_replica:
+            what = "replicas (a pool entry with tp > 1)" if self.pool.replicated else "evict = \"member\""
+            v.fail("failures" if static.failures else "spot", "on", f"failures and spot cards do not run beside "
+                   f"{what} yet: set failures.rate = 0 and rent the pool on demand")
         if self.structure is not None:
             v.fail("failures" if static.failures else "spot", "on", "failures and spot cards do not run with "
                    "wander, swing or window.common_hour yet: set those to 0")

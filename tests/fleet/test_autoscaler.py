@@ -73,8 +73,10 @@ SCENARIOS = {
 }
 # Every §6 preset too (a new one gets its reference test here; one with §10 terms on
 # gets it in tests/fleet/outages/test_outage_reference.py).
+# One of replicas gets it in tests/fleet/replicas/test_replica_rounds.py.
 SCENARIOS.update({name: mc.presets.get(name) for name in mc.presets.names()
-                  if mc.presets.get(name).autoscaler is not None and mc.presets.get(name).outages is None})
+                  if mc.presets.get(name).autoscaler is not None and mc.presets.get(name).outages is None
+                  and not mc.presets.get(name).by_replica})
 EXACT = ("bill", "warm_bill", "churn_bill", "ideal_bill", "n_run", "n_evicted", "n_wrong", "pass_eviction",
          "n_replaced", "lemons_end", "lemons_evicted", "first_eviction_hour")
 CLOSE = ("convergence", "wrong_share", "demand_tokens", "delivered_tokens", "capacity_tokens",
@@ -251,7 +253,8 @@ def test_toml_run_and_sweep_accept_the_section(tmp_path, capsys):
 DTYPES = {"money": jax.numpy.int32, "count": jax.numpy.int32, "float": jax.numpy.float32, "pass": jax.numpy.bool_}
 
 
-@pytest.mark.parametrize("name", [n for n in mc.presets.names() if n not in mc.presets.SEED_STORIES])
+@pytest.mark.parametrize("name", [n for n in mc.presets.names() if n not in mc.presets.SEED_STORIES
+                                  and not mc.presets.get(n).by_replica])
 def test_autoscaler_presets_return_the_schema_columns(name):
     sc = mc.presets.get(name)
     shapes = jax.eval_shape(autoscaler.autoscaler_month, jax.random.key(0), sc)

@@ -33,7 +33,7 @@ def test_registry():
     assert mc.presets.names() == ["golden-idler", "noise-evictor", "bargain-shortfall",
                                   "golden-idler-steady", "noise-evictor-day", "bargain-flagship",
                                   "lemon-hunter", "dip-chaser", "steady-hand", "lemon-hunter-field",
-                                  "spot-field"]
+                                  "spot-field", "llama70b-tp4", "llama405b-tp8"]
     assert [n for n in mc.presets.names() if mc.presets.get(n).autoscaler is None] == list(mc.presets.SEED_STORIES)
     with pytest.raises(mc.ParamError, match="^preset='nope': must be one of golden-idler"):
         mc.presets.get("nope")

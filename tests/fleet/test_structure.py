@@ -46,6 +46,9 @@ TODAY = {
     "lemon-hunter-field": "64825373e3348b3c",
     # lemon-hunter-field's months once its §10 terms are off too (conftest.OUTAGES_OFF).
     "spot-field": "64825373e3348b3c",
+    # SPEC §11's services on replicas: recorded when they were added.
+    "llama70b-tp4": "721fda57dc3424ae",
+    "llama405b-tp8": "8f41f6c45beff283",
 }
 
 ON = {"wander.sd": 0.03, "wander.hours": 100.0, "swing.diurnal": 0.015, "swing.hot_hour": 14.0,

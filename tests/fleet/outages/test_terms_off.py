@@ -22,6 +22,9 @@ BEFORE = {
     # Its §10 terms turned off (conftest.OUTAGES_OFF): lemon-hunter-field with its wander and swing at 0,
     # fingerprinted at the commit before §10 (d73185b^).
     "spot-field": "f844e021f51ebef0",
+    # SPEC §11's services on replicas: recorded when they were added.
+    "llama70b-tp4": "67d6420eec206a76",
+    "llama405b-tp8": "b99aa64891698e80",
 }
 
 

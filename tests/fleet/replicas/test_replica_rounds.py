@@ -49,6 +49,8 @@ SCENARIOS = {
     "mixed-member-no-replace": _sc(MIXED, "member", period=48, min_age=24),
     "mixed-replica-replace-weekly": _sc(MIXED, "replica", period=168, replace=True, boot_hours=10),
 }
+# Every preset on replicas (a new one gets its reference test here).
+SCENARIOS.update({name: mc.presets.get(name) for name in mc.presets.names() if mc.presets.get(name).by_replica})
 EXACT = ("bill", "warm_bill", "churn_bill", "ideal_bill", "n_run", "n_evicted", "n_wrong", "pass_eviction",
          "n_replaced", "lemons_end", "lemons_evicted", "first_eviction_hour", "n_replicas", "replicas_with_lemon",
          "replicas_with_lemon_end", "members_evicted")
@@ -103,3 +105,13 @@ def test_member_eviction_of_single_cards_is_todays_rounds(name):
         else:
             assert np.array_equal(a[col].to_numpy(), b[col].to_numpy()), col
     assert np.array_equal(b["members_evicted"].to_numpy(), a["n_evicted"].to_numpy())
+
+
+@pytest.mark.parametrize("name", [n for n in mc.presets.names() if mc.presets.get(n).by_replica])
+def test_replica_presets_return_the_schema_columns(name):
+    sc = mc.presets.get(name)
+    shapes = jax.eval_shape(rounds.replica_month, jax.random.key(0), sc)
+    assert set(shapes) == set(rounds.schema(sc).columns)
+    assert mc.fleet.simulation.model(sc)[0] is rounds.replica_month
+    with pytest.raises(ValueError, match="mc.fleet.replicas.rounds"):
+        jax.eval_shape(autoscaler.autoscaler_month, jax.random.key(0), sc)
