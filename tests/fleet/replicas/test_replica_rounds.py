@@ -88,7 +88,8 @@ def test_one_round_without_replacement_is_the_one_decision_month(evict):
 
 
 SIX = [n for n in mc.presets.names() if mc.presets.get(n).autoscaler is not None
-       and mc.presets.get(n).structure is None]
+       and mc.presets.get(n).structure is None and mc.presets.get(n).outages is None
+       and not mc.presets.get(n).pool.replicated]
 
 
 @pytest.mark.parametrize("name", one_fast(SIX, keep="dip-chaser"))
