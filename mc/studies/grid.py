@@ -120,8 +120,8 @@ def label(scenario: Scenario, field: str) -> Any:
     if field == "runset":
         return scenario.runset
     head, _, tail = field.partition(".")
-    if head == "eviction" and tail not in scenario.eviction.to_fields():
-        return None  # another policy's field: it does not apply
+    if head == "eviction" and tail != "evict" and tail not in scenario.eviction.to_fields():
+        return None  # another policy's field: it does not apply (``evict`` is every policy's)
     part = getattr(scenario, head)
     if part is None:  # an absent section: §10's hold their defaults (every term off), §6's does not apply
         if head == "autoscaler":

@@ -218,3 +218,10 @@ def test_fresh_and_reuse_stale_are_refused_together(tmp_path, capsys):
         main(["sweep", str(path), "--fresh", "--reuse-stale"])
     err = capsys.readouterr().err.strip()
     assert stop.value.code == 2 and "\n" not in err and "--reuse-stale" in err and "--fresh" in err
+
+
+def test_a_grid_over_what_the_rule_ranks_names_both():
+    """``eviction.evict`` is every policy's: its default is named, never None."""
+    sc = presets.get(BASE)
+    assert sw.label(sc, "eviction.evict") == "replica"
+    assert sw.label(sc.replace({"eviction.evict": "member"}), "eviction.evict") == "member"
