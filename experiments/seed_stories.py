@@ -1,6 +1,7 @@
 """The seed verdicts and their fixes as distributions (SPEC §3).
 
-Runs the six presets with every fleet-month kept and writes, under results/seed_stories/:
+Runs the presets of cards that stay (the seed stories, the autoscaler's, the field
+preset: ``STORIES``) with every fleet-month kept and writes, under results/seed_stories/:
 ``<preset>.parquet`` (one row per fleet-month: bill, convergence, wrong evictions,
 shortfall, ...), ``summary.parquet`` (tidy: preset | statistic | mean std p5 p50 p95 |
 rate lo hi) and ``manifest.json``. Prints the ``mc presets`` table.
@@ -19,6 +20,13 @@ COLUMNS = ["bill", "convergence", "n_wrong", "n_evicted", "n_run", "shortfall", 
            "delivered_tokens"]
 
 
+def stories(presets) -> list[str]:
+    """The presets this study tells: every one whose cards stay and run one by one. Those
+    with failures or spot cards (SPEC §10) or replicas (§11) cost tens of times more a
+    month; ``mc presets`` and ``mc run`` show them."""
+    return [n for n in presets.names() if presets.get(n).outages is None and not presets.get(n).by_replica]
+
+
 def main(argv=None) -> int:
     args = _study.parser("seed_stories", __doc__.splitlines()[0], n=50_000).parse_args(argv)
     from mc.files import atomic_write
@@ -31,7 +39,7 @@ def main(argv=None) -> int:
     start = time.perf_counter()
     args.out.mkdir(parents=True, exist_ok=True)
     rows, summaries = [], []
-    names = presets.names()
+    names = stories(presets)
     for name in tqdm(names, desc="seed_stories", unit="preset", disable=args.quiet or not sys.stderr.isatty()):
         scenario = presets.get(name)
         path = args.out / f"{name}.parquet"
