@@ -137,18 +137,8 @@ def month(d, sc) -> dict:
         if a.replace:
             for j in left:
                 score[j] = u_rated[j] * typical
-        here = [j for j, (m, _, _) in enumerate(units) if all(present[i] for i in m)]
-        hours = D[t:end]
-        if sc.runset == "all":
-            run = set(here)
-        else:
-            target = hours.mean() if sc.runset == "steady" else hours.max()
-            run, added = set(), 0.0
-            for j in sorted(here, key=lambda j: (-score[j] / u_cents[j], j)):
-                if added >= target:
-                    break
-                run.add(j)
-                added += score[j]
+        gone = {j for j, (m, _, _) in enumerate(units) if not all(present[i] for i in m)}
+        run = ref_fleet.run_set(score, u_cents, gone, D[t:end], sc)
         for j in run:
             warm += sum(int(round(cents[i] * (end - t) / HOURS)) for i in units[j][0])
         run_hours += len(run) * (end - t)

@@ -280,19 +280,23 @@ def outcome(d: Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Arr
     ideal = ideal_bill(rate0, hourly_demand, sc)
 
     out = month.report(tally.warm, tally.churn, ideal, trace.n_run[0], tally.n_evicted, tally.n_wrong, tok, sc)
-    n_present = jnp.sum(end.present, dtype=jnp.int32)
-    out.update(
-        n_replaced=tally.n_evicted if a.replace else zeros,
-        mean_run=tally.run_hours / jnp.float32(HOURS),
-        quality_end=accounting.ratio(tree_sum(jnp.where(end.present, end.quality, 0.0)),
-                                     n_present.astype(jnp.float32)),
-        lemons_end=jnp.sum(end.present & end.lemon, dtype=jnp.int32),
-        lemons_evicted=tally.lemons_evicted,
-        first_eviction_hour=tally.first,
-    )
+    out.update(extras(tally, end, a))
     if cards:
         out.update(rate=trace.rate, score=trace.score, evicted=trace.evicted, run=trace.run)
     return out
+
+
+def extras(tally, end, a) -> dict[str, jax.Array]:
+    """SPEC §6's own outputs from the month's totals (``n_evicted``, ``run_hours``,
+    ``lemons_evicted``, ``first``) and the slots at its end (``present``, ``quality``,
+    ``lemon``, (pool,) each)."""
+    n_present = jnp.sum(end.present, dtype=jnp.int32)
+    return {"n_replaced": tally.n_evicted if a.replace else jnp.zeros((), jnp.int32),
+            "mean_run": tally.run_hours / jnp.float32(HOURS),
+            "quality_end": accounting.ratio(tree_sum(jnp.where(end.present, end.quality, 0.0)),
+                                            n_present.astype(jnp.float32)),
+            "lemons_end": jnp.sum(end.present & end.lemon, dtype=jnp.int32),
+            "lemons_evicted": tally.lemons_evicted, "first_eviction_hour": tally.first}
 
 
 def ideal_bill(rate0: jax.Array, hourly_demand: jax.Array, sc: Scenario, factor=None, pool=None) -> jax.Array:

@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ...engine import Schema
-from ...kernels import materialise, tree_sum
+from ...kernels import materialise
 from ...units import HOURS
 from .. import accounting, autoscaler, checks, demand, dips, lottery, month, runset
 from ..dips import CardDips
@@ -189,14 +189,7 @@ def outcome(d: autoscaler.Draws, sc: Scenario, *, cards: bool = False) -> dict[s
     tok = tokens(trace, a, xs.t, hourly_demand)
     ideal = autoscaler.ideal_bill(units0[0].rate, hourly_demand, sc, pool=lay.pool)
     out = month.report(tally.warm, tally.churn, ideal, trace.n_run[0], tally.n_evicted, tally.n_wrong, tok, sc)
-    n_present = jnp.sum(end.present, dtype=jnp.int32)
-    out.update(
-        n_replaced=tally.n_evicted if a.replace else zeros,
-        mean_run=tally.run_hours / jnp.float32(HOURS),
-        quality_end=accounting.ratio(tree_sum(jnp.where(end.present, end.quality, 0.0)),
-                                     n_present.astype(jnp.float32)),
-        lemons_end=jnp.sum(end.present & end.lemon, dtype=jnp.int32),
-        lemons_evicted=tally.lemons_evicted, first_eviction_hour=tally.first)
+    out.update(autoscaler.extras(tally, end, a))
     out.update(outputs.report(lemon0, tally.members, lay, end.lemon, end.present))
     if cards:
         out.update(rate=trace.rate, score=trace.score, evicted=trace.evicted, run=trace.run)
