@@ -216,7 +216,7 @@ def slo_card(entry: Mapping[str, Any], count: int | None = None) -> CardClass:
 def whole_replicas(field: str, count: int, tp: int) -> None:
     """Refuse (one line) a count of cards that is not whole replicas of ``tp``."""
     if count % tp:
-        v.fail(field, count, f"must be a multiple of tp = {tp}: the cards form replicas of {tp} (SPEC §11), "
+        v.fail(field, count, f"must be a multiple of tp = {tp}: the cards form replicas of {tp}, "
                f"e.g. {max(tp, count - count % tp)}")
 
 

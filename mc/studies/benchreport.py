@@ -58,7 +58,7 @@ def format_bench_structure(r: dict) -> str:
 
 
 def format_bench_replicas(r: dict) -> str:
-    lines = [f"replicas of tp cards (SPEC 11) against the same cards one by one on {r['backend']} "
+    lines = [f"replicas of tp cards (model §11) against the same cards one by one on {r['backend']} "
              f"({r['device']} x{r['devices']}), jax {r['jax']}", ""]
     for row in r["rows"]:
         e = row["tp1"]
