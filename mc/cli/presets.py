@@ -49,7 +49,8 @@ def run(args) -> int:
 def register(sub) -> None:
     p = sub.add_parser("presets", help="the presets side by side",
                        description="Simulate every preset (the six seed stories of docs/model.md §3, then the §6 "
-                       "autoscaler stories) and print them side by side. Ctrl-C keeps the presets already whole "
+                       "autoscaler stories, the field-grounded ones and the services on replicas of §11) and print "
+                       "them side by side: the last four cost far more a month than the others. Ctrl-C keeps the presets already whole "
                        "and exits 130. --json: one object per preset, "
                        "with a figures block (means with 95% intervals, pass rates with Wilson intervals) "
                        "and its provenance.")
