@@ -314,6 +314,10 @@ class Pool:
         return " + ".join(f"{n} x {c.name}" + (" (spot)" if c.spot else "") + (f" (tp {c.tp})" if c.tp > 1 else "")
                           for c, n in self.groups)
 
+    def tp(self) -> np.ndarray:
+        """(pool,) int64: the cards in each card's replica (SPEC §11)."""
+        return np.repeat([c.tp for c in self.classes], self.counts).astype(np.int64)
+
     def spot(self) -> np.ndarray:
         """(pool,) bool: the slots of spot classes (SPEC §10)."""
         return np.repeat([c.spot for c in self.classes], self.counts).astype(bool)

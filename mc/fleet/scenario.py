@@ -93,8 +93,10 @@ class Scenario:
         set_field(self, "churn_cents", churn_cents(self.pool, self.eviction.churn))
         self._replicas()
         self._outages()
-        if self.autoscaler is not None:
-            limits.check_rounds_money(self.pool, self.autoscaler, self.evict_limit, self.churn_cents)
+        if self.autoscaler is not None:  # a replica evicted whole bills its cards' fees (SPEC §11)
+            whole = self.by_replica and self.eviction.evict == "replica"
+            fees = self.churn_cents.astype(np.int64) * (self.pool.tp() if whole else 1)
+            limits.check_rounds_money(self.pool, self.autoscaler, self.evict_limit, fees)
 
     @property
     def by_replica(self) -> bool:

@@ -116,3 +116,17 @@ def test_replica_presets_return_the_schema_columns(name):
     assert mc.fleet.simulation.model(sc)[0] is rounds.replica_month
     with pytest.raises(ValueError, match="mc.fleet.replicas.rounds"):
         jax.eval_shape(autoscaler.autoscaler_month, jax.random.key(0), sc)
+
+
+def test_a_replica_evicted_whole_counts_all_its_fees_against_int32_cents():
+    """The worst bill's check counts a replica's tp fees per eviction: 31 daily rounds
+    of 4 replicas of 8 evicted at 30% churn bill 64p + 297.6p, past int32 cents at
+    p = 2**31 / 200 cents a card, where one fee per eviction (64p + 37.2p) would fit."""
+    price = round((2**31 - 1) / 200) / 100
+    base = {"pool": [{"name": "h", "rated": 1000.0, "price_month": price, "count": 64, "tp": 8}],
+            "eviction": {"share": 0.5, "churn": 0.3}, "autoscaler": {"period": 24}}
+    with pytest.raises(mc.ParamError, match="^autoscaler.period=24: gives 31 rounds") as err:
+        mc.Scenario.from_dict(base)
+    assert "\n" not in str(err.value)
+    # Four cards a round, one fee each, fit.
+    mc.Scenario.from_dict({**base, "eviction": {"share": 0.0625, "churn": 0.3, "evict": "member"}})
