@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from mc.fleet.policies import NumpyCards
-from ref_fleet import HOURS, demand_profile, median, overlap, poisson_cdf, structure_paths, structured_mean
+from ref_fleet import HOURS, demand_profile, median, overlap, poisson_cdf, run_set, structure_paths, structured_mean
 
 
 class Card:
@@ -55,6 +55,36 @@ def evictions(sc, cur, rel, score, rated, scored, t, limit) -> list:
         if c.marks >= a.strikes:
             evicted.append(i)
     return evicted
+
+
+def card_scores(cur, owned, rated, t, W, sigma_hour, eps, mean=None) -> tuple:
+    """Each slot's card's score at ``t`` on its window ``[max(t − W, start), t)``:
+    ``max(0, m·(1 + σ(w)·ε)·shared)`` with ``(m, shared) = mean(i, card, lo, w)``
+    (default: its true rate less its dips ``owned(i, card)``, nothing shared); an
+    unscored card (no window) scores ``r`` × the scored cards' median ``s / r``.
+    Returns ``(score, scored, typical)``."""
+    P = len(cur)
+    score, scored = [0.0] * P, [False] * P
+    for i, c in enumerate(cur):
+        if c is None:
+            continue
+        lo = max(t - W, c.start)
+        w = t - lo
+        if w <= 0:
+            continue
+        if mean is None:
+            lost = sum(depth * overlap(b, e, lo, t) for b, e, depth in owned(i, c))
+            m, shared = c.t * max(0.0, 1.0 - lost / w), 1.0
+        else:
+            m, shared = mean(i, c, lo, w)
+        score[i] = max(0.0, m * (1.0 + sigma_hour * math.sqrt(1.0 / w) * float(eps[i])) * shared)
+        scored[i] = True
+    rels = [score[i] / rated[i] for i in range(P) if scored[i]]
+    typical = median(rels) if rels else 1.0
+    for i, c in enumerate(cur):
+        if c is not None and not scored[i]:
+            score[i] = rated[i] * typical
+    return score, scored, typical
 
 
 def class_medians(cur, cls_of, groups: int) -> dict:
@@ -148,28 +178,12 @@ def month(d, sc, wander=None) -> dict:
         eps = d.month.noise if k == 0 else d.noise[k]
         cur = [history[i][-1] if present[i] else None for i in range(P)]
         # Scores.
-        score, scored = [0.0] * P, [False] * P
-        for i, c in enumerate(cur):
-            if c is None:
-                continue
-            lo = max(t - W, c.start)
-            w = t - lo
-            if w <= 0:
-                continue
-            if structured:
-                m = structured_mean(c.t, one_c, c.u, first_hour, owned(i, c), lo, t)
-                score[i] = max(0.0, m * (1.0 + sigma_hour * math.sqrt(1.0 / w) * float(eps[i]))
-                               * (1.0 + sc.window.common_hour * math.sqrt(1.0 / w) * common))
-            else:
-                lost = sum(depth * overlap(b, e, lo, t) for b, e, depth in owned(i, c))
-                m = c.t * max(0.0, 1.0 - lost / w)
-                score[i] = max(0.0, m * (1.0 + sigma_hour * math.sqrt(1.0 / w) * float(eps[i])))
-            scored[i] = True
-        rels = [score[i] / rated[i] for i in range(P) if scored[i]]
-        typical = median(rels) if rels else 1.0
-        for i, c in enumerate(cur):
-            if c is not None and not scored[i]:
-                score[i] = rated[i] * typical
+        mean = None
+        if structured:
+            def mean(i, c, lo, w):
+                return (structured_mean(c.t, one_c, c.u, first_hour, owned(i, c), lo, t),
+                        1.0 + sc.window.common_hour * math.sqrt(1.0 / w) * common)
+        score, scored, typical = card_scores(cur, owned, rated, t, W, sigma_hour, eps, mean)
         rel = [score[i] / rated[i] for i in range(P)]
 
         evicted = evictions(sc, cur, rel, score, rated, scored, t, limit)
@@ -195,18 +209,7 @@ def month(d, sc, wander=None) -> dict:
             first = t
 
         # The run set.
-        here = [i for i in range(P) if present[i]]
-        hours = D[t:end]
-        if sc.runset == "all":
-            run = set(here)
-        else:
-            target = hours.mean() if sc.runset == "steady" else hours.max()
-            run, added = set(), 0.0
-            for i in sorted(here, key=lambda i: (-score[i] / cents[i], i)):
-                if added >= target:
-                    break
-                run.add(i)
-                added += score[i]
+        run = run_set(score, cents, {i for i in range(P) if not present[i]}, D[t:end], sc)
         for i in run:
             warm += int(round(cents[i] * (end - t) / HOURS))
         run_hours += len(run) * (end - t)

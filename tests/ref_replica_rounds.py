@@ -10,14 +10,13 @@ minimum evaluated in each piece). The rule's marks, the cap and strikes are
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
 
 import ref_fleet
-from ref_autoscaler import Card, _quality, class_medians, evictions
-from ref_fleet import HOURS, demand_profile, median, overlap
+from ref_autoscaler import Card, _quality, card_scores, class_medians, evictions
+from ref_fleet import HOURS, demand_profile, median
 from ref_replicas import layout
 
 
@@ -93,21 +92,7 @@ def month(d, sc) -> dict:
                 score[j] = u_rated[j] * typical
         med = class_medians(cur, cls_of, len(pool.groups))
         if by_member:
-            ms, mscored = [0.0] * P, [False] * P
-            for i, c in enumerate(cur):
-                if c is None:
-                    continue
-                lo = max(t - W, c.start)
-                w = t - lo
-                if w > 0:
-                    lost = sum(dp * overlap(b, e, lo, t) for b, e, dp in owned(i, c))
-                    ms[i] = max(0.0, c.t * max(0.0, 1.0 - lost / w) * (1.0 + sig * math.sqrt(1.0 / w) * float(eps[i])))
-                    mscored[i] = True
-            mrels = [ms[i] / rated[i] for i in range(P) if mscored[i]]
-            mtyp = median(mrels) if mrels else 1.0
-            for i, c in enumerate(cur):
-                if c is not None and not mscored[i]:
-                    ms[i] = rated[i] * mtyp
+            ms, mscored, _ = card_scores(cur, owned, rated, t, W, sig, eps)
             gone = evictions(sc, cur, [ms[i] / rated[i] for i in range(P)], ms, rated, mscored, t, limit)
             left = {j for j, (m, _, _) in enumerate(units) if any(i in gone for i in m)}
             n_evicted += len(gone)

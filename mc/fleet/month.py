@@ -106,6 +106,7 @@ def outcome(d: Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Arr
     true_rate, card_dips = materialise((rated * q, dips.place(d.dips, sc.window.hours, sc.dips)))
     if sc.by_replica:
         return replica_outcome(d, sc, q, true_rate, card_dips, cards)
+    sf = None
     if sc.structure is None:
         score = materialise(window.score(window.mean_rate(true_rate, card_dips, sc.window), d.noise, sc.window))
     else:
@@ -118,7 +119,7 @@ def outcome(d: Draws, sc: Scenario, *, cards: bool = False) -> dict[str, jax.Arr
     hourly_demand = demand.profile(d.demand, sc.demand)
     run = materialise(runset.run_set(score, cents.astype(jnp.float32), evicted,
                                      runset.target(hourly_demand, sc.runset), sc.runset))
-    tok = month_tokens(d, sc, true_rate, run, card_dips, hourly_demand, sf if sc.structure is not None else None)
+    tok = month_tokens(d, sc, true_rate, run, card_dips, hourly_demand, sf)
     warm = accounting.bill_cents(run, cents)
     churn = accounting.bill_cents(evicted, sc.churn_cents)
     ideal = accounting.ideal_cents(true_rate, jnp.max(hourly_demand), pool)
@@ -172,7 +173,7 @@ def replica_outcome(d: Draws, sc: Scenario, q: jax.Array, true_rate: jax.Array, 
         evicted = jnp.any(gone[lay.members], axis=-1)
         churn = accounting.bill_cents(gone, sc.churn_cents)
         wrong = checks.wrong(true_rate, gone, pool)
-        members, n_evicted = jnp.sum(gone, dtype=jnp.int32), jnp.sum(gone, dtype=jnp.int32)
+        members = n_evicted = jnp.sum(gone, dtype=jnp.int32)
     else:
         evicted = eviction.evict(score / rated, sc.evict_limit, sc.eviction, score=score, rated=rated,
                                  served=sc.window.hours)
