@@ -119,7 +119,10 @@ def _levels(tree, period, spare, B, flat, live, rate, demand):
             return jnp.broadcast_to(x, (B,) + lead).reshape(B, -1)
 
         begin, end, weight, row = (each(x) for x in group)
-        row = row.astype(jnp.int32)
+        # A row index is often a constant of the program (the same in every month);
+        # the barrier keeps XLA from folding the gather's (B, n, 2) index array into
+        # the program as a constant (seconds of compiling and its size in memory).
+        row = jax.lax.optimization_barrier(row.astype(jnp.int32))
         w = jnp.where(jnp.take_along_axis(ever, row, axis=1), weight, 0.0)
         parts.append((begin, end, w, row))
     total = tree_sum(jnp.abs(parts[0][2]))
