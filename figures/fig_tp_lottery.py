@@ -6,9 +6,10 @@ rating; what the lottery costs a month (the bill less that of no lemons, paired)
 each demand (solid: the demand every tp serves; dashed: the one tp 2-8 serve near
 their peak). Bottom: what the calibrated eviction saves a month against no eviction on
 fresh months (paired 95% intervals), under evict = "replica" (filled circles) and
-"member" (hollow squares; the same at tp 1), at each demand; and its wrong evictions a
-month (replicas under "replica", cards under "member") at the demand tp 2-8 serve.
-Hollow-edged grey where no setting met the calibration's limits (the closest)."""
+"member" (hollow squares; the same at tp 1), at each demand (grey where no setting met
+the calibration's limits: the closest); and, for every setting the calibrations raced
+at the busier demand and 10% lemons, the chance of a wrong eviction in a month (Wilson
+95% intervals) against the cards it evicted, coloured by tp."""
 
 import sys
 from pathlib import Path
@@ -97,19 +98,35 @@ def forms(ax, dem, name, scale):
 for ax, dem, letter in ((d, DEMANDS[0], "d"), (e, DEMANDS[-1], "e")):
     forms(ax, dem, "saving", K)
     lv = svc.loc[svc["demand"] == dem, "level"].iloc[0]
-    ax.set_title(f"({letter}) eviction saves, {lv / K:.1f}k tok/s", loc="left")
+    ax.set_title(f"({letter}) eviction saves, {lv / K:.1f}k", loc="left")
 d.set_ylabel("saving against no eviction ($k / month)")
-forms(f, DEMANDS[-1], "wrong", 1.0)
-f.set_ylabel("wrong evictions a month")
-f.set_title(f"(f) wrong, {svc.loc[svc['demand'] == DEMANDS[-1], 'level'].iloc[0] / K:.1f}k tok/s", loc="left")
+# (f) every raced setting at the busier demand and the most lemons: how often a month
+# holds a wrong eviction against the cards it evicts (a replica's eviction takes tp cards)
+cand = pd.read_parquet(path / "candidates.parquet")
+g = cand[(cand["demand"] == DEMANDS[-1]) & (cand["lemon_rate"] == LEMONS[-1])]
+TP_COLOURS = {1: style.PALETTE[7], 2: style.PALETTE[4], 4: style.PALETTE[5], 8: style.PALETTE[3]}
+for _, r in g.iterrows():
+    cards = r["n_evicted"] * (r["tp"] if r["form"] == "replica" else 1)
+    colour = TP_COLOURS[r["tp"]]
+    p, lo, hi = r["p_wrong_eviction"], r["p_wrong_eviction_lo"], r["p_wrong_eviction_hi"]
+    f.errorbar([cards], [p], yerr=[[max(p - lo, 0.0)], [max(hi - p, 0.0)]], fmt="o" if r["form"] == "replica" else "s",
+               color=colour, mfc=colour if r["form"] == "replica" else "white", ms=3.5, capsize=1.5, lw=0.7)
+f.set_xscale("symlog", linthresh=1.0)
+f.set_xlim(-0.1, None)
+f.set_xlabel("cards evicted a month")
+f.set_ylabel("P(wrong eviction) a month")
+f.set_title(f"(f) wrong, {LEMONS[-1]:.0%} lemons", loc="left")
+f.legend(handles=[Line2D([], [], marker="o", ls="", color=TP_COLOURS[t], label=f"tp {t}")
+                  for t in sorted(g["tp"].unique())], loc="upper left", fontsize="x-small", handletextpad=0.2)
 
 handles = [Line2D([], [], marker="o", ls="", color=COLOURS[x], label=f"{x:.0%} lemons") for x in LEMONS]
 handles += [Line2D([], [], color="0.3", ls=DASH[dm], marker="o", mfc="0.3" if i == 0 else "white",
                    label=f"{svc.loc[svc['demand'] == dm, 'level'].iloc[0] / K:.1f}k tok/s ({dm})")
             for i, dm in enumerate(DEMANDS)]
 handles += [Line2D([], [], marker="o", ls="", color="0.3", label='evict = "replica"'),
-            Line2D([], [], marker="s", ls="", color="0.3", mfc="white", label='"member"'),
-            Line2D([], [], marker="o", ls="", color="0.6", label="no setting met the limits")]
+            Line2D([], [], marker="s", ls="", color="0.3", mfc="white", label='"member"')]
+if not ev["meets_limits"].all():
+    handles.append(Line2D([], [], marker="o", ls="", color="0.6", label="no setting met the limits"))
 fig.legend(handles=handles, loc="outside lower center", ncols=4, fontsize="small", handletextpad=0.3,
            columnspacing=1.0)
 style.save(fig, "fig_tp_lottery")
