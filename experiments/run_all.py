@@ -36,10 +36,11 @@ STUDIES = [  # (module, default fleet-months per point)
     ("real_traffic", 32),  # replications per point (SPEC §7.1)
     ("routers", 12),  # replications per point (SPEC §9)
     ("spot_share", 1_000),  # months per setting (SPEC §10)
+    ("tp_lottery", 256),  # calibration months per setting; 4x as many fresh (SPEC §11)
 ]
 FIGURES = ["fig_seed_stories", "fig_window_share", "fig_window_threshold", "fig_demand_runset",
            "fig_lemons", "fig_pool_demand", "fig_calibration_pareto", "fig_eviction_pays", "fig_eviction_pays_theta", "fig_which_rule", "fig_which_rule_structure", "fig_window_spread", "fig_sensitivity", "fig_latency", "fig_mix",
-           "fig_real_traffic", "fig_fit", "fig_routers", "fig_spot_share"]
+           "fig_real_traffic", "fig_fit", "fig_routers", "fig_spot_share", "fig_tp_lottery"]
 
 
 class Steps:
