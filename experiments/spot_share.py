@@ -49,7 +49,7 @@ ZONES = (1, 3)
 # h; NEVER: a spot slot waits for its zone. Written as an hour count past any month's end
 # rather than as "never" (which a scenario holds as None), so both fallbacks run in one
 # compiled program: a fallback card due after the month's end never serves in it, and
-# the months are the same to the bit (tests/studies/test_spot_share.py).
+# the months are the same to the bit (tests/studies/test_spot_share_study.py).
 NEVER = 1e5
 FALLBACK = (NEVER, 1.0)
 SPARES = (0, 2, 4)

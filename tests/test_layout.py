@@ -158,3 +158,12 @@ def test_the_face_is_what_a_user_calls():
                      ("numpy_month", "mc.studies.numpy_month")):
         with pytest.raises(AttributeError, match=f"^mc.{old} is now {new}$"):
             getattr(mc, old)
+
+
+def test_test_files_have_unique_names():
+    """pytest imports a test file by its basename (the tests have no __init__.py):
+    two files of one name in different folders fail to collect in a full run."""
+    seen: dict[str, list[str]] = {}
+    for p in sorted((ROOT / "tests").rglob("test_*.py")):
+        seen.setdefault(p.name, []).append(str(p.relative_to(ROOT)))
+    assert not {k: v for k, v in seen.items() if len(v) > 1}
