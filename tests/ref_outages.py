@@ -18,8 +18,8 @@ import math
 
 import numpy as np
 
-from ref_autoscaler import _quality, class_medians, evictions
-from ref_fleet import HOURS, demand_profile, median, overlap, poisson_cdf
+from ref_autoscaler import _quality, card_scores, class_medians, evictions
+from ref_fleet import HOURS, demand_profile, poisson_cdf
 
 FAIL, LONE, WAVE, DIP = 0, 1, 2, 3
 
@@ -176,23 +176,7 @@ def month(d, sc) -> dict:
     for k, (t, end) in enumerate(zip(starts, ends)):
         eps = d.month.noise if k == 0 else d.noise[k]
         cur = [None if vacated[i] else holder(i, t) for i in range(P)]
-        score, scored = [0.0] * P, [False] * P
-        for i, c in enumerate(cur):
-            if c is None:
-                continue
-            lo = max(t - W, c.start)
-            w = t - lo
-            if w <= 0:
-                continue
-            lost = sum(depth * overlap(b, e, lo, t) for b, e, depth in owned(i, c))
-            m = c.t * max(0.0, 1.0 - lost / w)
-            score[i] = max(0.0, m * (1.0 + sc.window.sigma_hour * math.sqrt(1.0 / w) * float(eps[i])))
-            scored[i] = True
-        rels = [score[i] / rated[i] for i in range(P) if scored[i]]
-        typical = median(rels) if rels else 1.0
-        for i, c in enumerate(cur):
-            if c is not None and not scored[i]:
-                score[i] = rated[i] * typical
+        score, scored, typical = card_scores(cur, owned, rated, t, W, sc.window.sigma_hour, eps)
         rel = [score[i] / rated[i] for i in range(P)]
         evicted = evictions(sc, cur, rel, score, rated, scored, t, limit)
         med = class_medians(cur, cls_of, len(pool.groups))

@@ -6,41 +6,30 @@ the processor's vector width: AVX2 and AVX-512 drew different tails)."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
+from _scripts import load
 
 from mc.buy import mix
 
 # Every test here reads the study run at two chunkings: the module is in the slow tier.
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[2]
 N = 128
 SIGMAS = ("0.05", "0.3")
 GRID = dict(owned_chips=("b200", "h100"), rent_chips=("b200",), owned_fractions=(0.0, 0.6, 0.9, 1.1),
             rent_fractions=(0.0, 0.2, 0.4))
 
 
-def _import(folder: str, name: str):
-    sys.path.insert(0, str(ROOT / folder))
-    try:
-        return __import__(name)
-    finally:
-        sys.path.remove(str(ROOT / folder))
-
-
 @pytest.fixture(scope="module")
 def study():
-    return _import("experiments", "mix_study")
+    return load("mix_study")
 
 
 @pytest.fixture(scope="module")
 def data():
-    return _import("figures", "_data")
+    return load("_data", "figures")
 
 
 def tables(study, month_chunk: int, cand_chunk: int) -> pd.DataFrame:

@@ -6,31 +6,20 @@ up to date."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
+from _scripts import load
 
 # Each pool shape compiles its own month: the slow tier.
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[2]
 N = 32
-
-
-def _import(name: str):
-    sys.path.insert(0, str(ROOT / "experiments"))
-    try:
-        return __import__(name)
-    finally:
-        sys.path.remove(str(ROOT / "experiments"))
 
 
 @pytest.fixture(scope="module")
 def study():
-    return _import("spot_share")
+    return load("spot_share")
 
 
 @pytest.fixture(scope="module")

@@ -6,30 +6,19 @@ result up to date."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
+from _scripts import load
 
 from mc.serving import card
 
-ROOT = Path(__file__).resolve().parents[2]
 N = 16
-
-
-def _import(name: str):
-    sys.path.insert(0, str(ROOT / "experiments"))
-    try:
-        return __import__(name)
-    finally:
-        sys.path.remove(str(ROOT / "experiments"))
 
 
 @pytest.fixture(scope="module")
 def study():
-    return _import("tp_lottery")
+    return load("tp_lottery")
 
 
 def test_every_tp_is_rated_by_its_replica_and_serves_the_first_demand(study):

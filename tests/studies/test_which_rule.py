@@ -5,33 +5,23 @@ are the yardstick's bill less the rule's, and a second run finds its result up t
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from _scripts import load
 
 from mc.studies import manifest
 
 # Every rule family compiles its own month, however small the grid: the slow tier.
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[2]
 N = 32
-
-
-def _import(name: str):
-    sys.path.insert(0, str(ROOT / "experiments"))
-    try:
-        return __import__(name)
-    finally:
-        sys.path.remove(str(ROOT / "experiments"))
 
 
 @pytest.fixture(scope="module")
 def study():
-    return _import("which_rule")
+    return load("which_rule")
 
 
 @pytest.fixture(scope="module")
