@@ -115,11 +115,7 @@ def months_of(s: dict, args, pdir, warn):
     if got is not None:
         return got
     r = simulate(scenario(s), args.n, seed=args.seed, chunk=_study.chunk(args.n), keep_samples=True, progress=False)
-    frame = r.samples[[c for c in COLUMNS if c in r.samples.columns]].copy()
-    for c in COLUMNS:  # a pool with no spot card reports no spot outputs: zero
-        if c not in frame.columns:
-            frame[c] = 0
-    frame = frame[list(COLUMNS)]
+    frame = r.samples[list(COLUMNS)].copy()  # every setting has §10's columns: its cards fail
     frame.insert(0, "month", range(len(frame)))
     write_piece(path, ident, frame)
     return frame
@@ -154,8 +150,7 @@ def effects(months):
             ref = by.get(tuple(base[c] for c in KEYS))
             if ref is None or base == s or (what == "spares" and not s["failover"]):
                 continue
-            row = dict(s, effect=what, against=base[{"failover": "failover", "spares": "spares",
-                                                     "fallback": "fallback"}[what]])
+            row = dict(s, effect=what, against=base[what])
             for c, x in (("bill", "bill"), ("shortfall", "shortfall"), ("p_fail", "pass_capacity")):
                 d = g[x].to_numpy(float) - ref[x].to_numpy(float)
                 if c == "p_fail":
